@@ -1,0 +1,83 @@
+# shellcheck shell=bash
+# Common settings for the kevent tools. Sourced, not run.
+#
+# Environment overrides, for testing the tools themselves without touching
+# a developer's tree:
+#   KEVENT_BUILD        build folder (default $ROOT/build)
+#   KEVENT_MBOX         patch series to apply (default $ROOT/kevent.mbox)
+#   KEVENT_KUNITCONFIG  kernel config fragment (default $ROOT/.kunitconfig)
+#   JOBS                parallel make jobs (default: all CPUs)
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${KEVENT_BUILD:-$ROOT/build}
+TREE=$BUILD/linux
+MBOX=${KEVENT_MBOX:-$ROOT/kevent.mbox}
+BRANCH=kevent
+BASE_TAG=kevent-base
+
+# The series is made against this exact Debian package; a newer one is
+# tried only when this one has left the archive.
+SRC_PKG=linux-source-6.12
+SRC_VER=6.12.118-1~deb12u1
+SRC_TAR=/usr/src/linux-source-6.12.tar.xz
+
+# Fixed identity and dates make the base commit's id the same on every
+# machine, so the mbox's base-commit: trailer names it.
+export GIT_AUTHOR_NAME="kevent tools" GIT_AUTHOR_EMAIL="kevent@localhost"
+export GIT_COMMITTER_NAME="kevent tools" GIT_COMMITTER_EMAIL="kevent@localhost"
+
+JOBS=${JOBS:-$(nproc)}
+
+# One kernel serves KUnit, the userspace tests and the demo: it is built by
+# kunit.py from this fragment into $KDIR, so every script agrees on it.
+KUNITCONFIG=${KEVENT_KUNITCONFIG:-$ROOT/.kunitconfig}
+KDIR=$BUILD/kunit
+BZIMAGE=$KDIR/arch/x86/boot/bzImage
+
+# Each test script leaves "<passed> <failed>" in $RESULTS/<name>, so
+# test-all.sh can add them up without scraping logs.
+RESULTS=$BUILD/results
+
+die() { echo "error: $*" >&2; exit 1; }
+log() { echo "==> $*" >&2; }
+
+# Record that branch $BRANCH of $TREE is exactly what $MBOX holds; tree.sh
+# then leaves the branch alone until either of them changes.
+mbox_sum() { sha256sum <"$MBOX" | cut -d' ' -f1; }
+record_applied() {
+	git -C "$TREE" config kevent.applied-mbox "$(mbox_sum)"
+	git -C "$TREE" config kevent.applied-head "$(git -C "$TREE" rev-parse "$BRANCH")"
+}
+
+need_tree() {
+	[ -d "$TREE/.git" ] || die "no kernel tree in $TREE; run tools/tree.sh first"
+}
+
+# kunit.py SUBCOMMAND [ARGS...]: kunit.py with the options every caller
+# shares, so KUnit and the userspace tests always build the same kernel.
+# kunit.py wants to run from the top of the source tree. No KVM: results
+# must not depend on the host having it, and CI machines may not.
+kunit_py() {
+	local cmd=$1 jobs=()
+	shift
+	need_tree
+	[ -f "$KUNITCONFIG" ] || die "no $KUNITCONFIG"
+	case $cmd in run | build) jobs=(--jobs="$JOBS") ;; esac
+	(cd "$TREE" && python3 tools/testing/kunit/kunit.py "$cmd" \
+		--arch=x86_64 --kunitconfig="$KUNITCONFIG" \
+		--build_dir="$KDIR" "${jobs[@]}" "$@")
+}
+
+# Kernel messages that mean a bug, whatever the tests said. Lines of a log
+# that match are printed; the status is 0 when there is at least one.
+SPLAT_RE='BUG:|WARNING:|Oops|KASAN:|UBSAN:|Kernel panic|general protection|Call Trace:|possible circular locking|inconsistent lock state|possible recursive locking|suspicious RCU usage|kmemleak: .*new suspected memory leak|blocked for more than [0-9]+ seconds|detected stalls? on CPU|self-detected stall'
+find_splats() {
+	grep -aE "$SPLAT_RE" "$1"
+}
+
+# report NAME PASSED FAILED: the summary line and the result file.
+report() {
+	mkdir -p "$RESULTS"
+	echo "$2 $3" >"$RESULTS/$1"
+	echo "$1: $2 passed, $3 failed"
+}
