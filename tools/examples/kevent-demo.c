@@ -1,0 +1,560 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kevent-demo: a tour of the kevent system calls.
+ *
+ * Runs a series of small demonstrations, one function per event source
+ * and feature, printing what it does and what the kernel reports. Each
+ * demonstration checks the results it gets; the program exits 0 if all of
+ * them are as expected and 1 otherwise, so it doubles as a smoke test
+ * inside a QEMU guest.
+ *
+ * Build (static, for an initramfs):
+ *
+ *   make headers_install INSTALL_HDR_PATH=/tmp/khdr
+ *   gcc -static -Wall -O2 -isystem /tmp/khdr/include -I tools/include \
+ *       -o kevent-demo tools/examples/kevent-demo.c -lpthread
+ *
+ * To add a source (timers, sockets, ...): write one
+ * "static int demo_<source>(int kfd)" function that returns 0 on success
+ * and -1 on an unexpected result (use CHECK()), and add it to demos[] at
+ * the end of the file.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kevent.h"
+
+/* ------------------------------------------------------------------ */
+/* Reporting                                                           */
+/* ------------------------------------------------------------------ */
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Check @cond; on failure say where and why, and fail the demo. */
+#define CHECK(cond, ...)						\
+	do {								\
+		if (!(cond)) {						\
+			printf("  FAILED at %s:%d: %s: ", __FILE__,	\
+			       __LINE__, #cond);			\
+			printf(__VA_ARGS__);				\
+			printf("\n");					\
+			return -1;					\
+		}							\
+	} while (0)
+
+/*
+ * A cookie: what an application hangs on a kevent through user_data
+ * (typically a pointer to its own object) and gets back with each event.
+ */
+struct cookie {
+	const char *name;
+};
+
+static uint64_t to_user_data(struct cookie *c)
+{
+	return (uint64_t)(uintptr_t)c;
+}
+
+static const char *cookie_name(uint64_t user_data)
+{
+	struct cookie *c = (struct cookie *)(uintptr_t)user_data;
+
+	return c ? c->name : "(none)";
+}
+
+static const char *type_name(uint32_t type)
+{
+	switch (type) {
+	case KEVENT_TYPE_USER:
+		return "user";
+#ifdef KEVENT_TYPE_POLL
+	case KEVENT_TYPE_POLL:
+		return "poll";
+#endif
+	default:
+		return "?";
+	}
+}
+
+static void print_event(const struct ukevent *ev)
+{
+	char data[64];
+
+#ifdef KEVENT_TYPE_POLL
+	if (ev->type == KEVENT_TYPE_POLL)
+		snprintf(data, sizeof(data), "revents=%#" PRIx64 "%s%s",
+			 (uint64_t)ev->ret_data,
+			 ev->ret_data & POLLIN ? " (POLLIN)" : "",
+			 ev->ret_data & POLLHUP ? " (POLLHUP)" : "");
+	else
+#endif
+		snprintf(data, sizeof(data), "ret_data=%" PRIu64,
+			 (uint64_t)ev->ret_data);
+	printf("  event: type=%s id=%" PRIu64 " cookie=\"%s\" %s%s%s%s\n",
+	       type_name(ev->type), (uint64_t)ev->id,
+	       cookie_name(ev->user_data), data,
+	       ev->req_flags & KEVENT_REQ_ONESHOT ? " [oneshot]" : "",
+	       ev->req_flags & KEVENT_REQ_ET ? " [et]" : "",
+	       ev->ret_flags & KEVENT_RET_BROKEN ? " [broken]" : "");
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/*
+ * Collect events for up to @ms milliseconds (0: only what is ready now)
+ * into @ev, printing each one. Returns how many, or -1.
+ */
+static int collect(int kfd, struct ukevent *ev, unsigned int max,
+		   unsigned int min, long ms)
+{
+	struct __kernel_timespec to = kevent_ms(ms);
+	int n, i;
+
+	n = kevent_get_events(kfd, min, max, ev, &to, NULL);
+	if (n < 0) {
+		printf("  kevent_get_events: %s\n", strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		print_event(&ev[i]);
+	if (!n)
+		printf("  (no event)\n");
+	return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* A helper thread that fires user kevents on a schedule               */
+/* ------------------------------------------------------------------ */
+
+struct shot {
+	uint64_t id;
+	long delay_ms;		/* after the previous shot */
+};
+
+struct shooter {
+	pthread_t thread;
+	int kfd;
+	const struct shot *shots;
+	int nr;
+	int error;		/* first failed trigger's -errno */
+};
+
+static void *shooter_main(void *arg)
+{
+	struct shooter *s = arg;
+	int i, err;
+
+	for (i = 0; i < s->nr; i++) {
+		sleep_ms(s->shots[i].delay_ms);
+		printf("  [thread] trigger id=%" PRIu64 "\n", s->shots[i].id);
+		err = kevent_trigger_one(s->kfd, s->shots[i].id);
+		if (err && !s->error)
+			s->error = err;
+	}
+	return NULL;
+}
+
+static int shooter_start(struct shooter *s, int kfd, const struct shot *shots,
+			 int nr)
+{
+	s->kfd = kfd;
+	s->shots = shots;
+	s->nr = nr;
+	s->error = 0;
+	return pthread_create(&s->thread, NULL, shooter_main, s) ? -1 : 0;
+}
+
+static int shooter_join(struct shooter *s)
+{
+	pthread_join(s->thread, NULL);
+	return s->error;
+}
+
+/* ------------------------------------------------------------------ */
+/* Demonstrations: KEVENT_TYPE_USER                                    */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Three user kevents with cookies; another thread fires them one by one
+ * and the main thread sleeps in kevent_get_events() until each arrives.
+ */
+static int demo_user_thread_wakeup(int kfd)
+{
+	static struct cookie c[] = { { "alpha" }, { "beta" }, { "gamma" } };
+	static const struct shot shots[] = {
+		{ 2, 100 }, { 1, 100 }, { 3, 100 },
+	};
+	static const uint64_t expect[] = { 2, 1, 3 };
+	struct ukevent ev[8];
+	struct shooter s;
+	int i, got = 0, n, err;
+	long long t0;
+
+	printf("Registering user kevents 1, 2, 3 with cookies alpha, beta, gamma\n");
+	for (i = 0; i < 3; i++) {
+		err = kevent_add_one(kfd, KEVENT_TYPE_USER, i + 1,
+				     KEVENT_USER_TRIGGER, 0, to_user_data(&c[i]));
+		CHECK(err == 0, "add id %d: %s", i + 1, strerror(-err));
+	}
+
+	printf("A thread fires 2, 1, 3, 100 ms apart; main thread waits\n");
+	CHECK(shooter_start(&s, kfd, shots, 3) == 0, "pthread_create");
+	t0 = now_ms();
+	while (got < 3) {
+		n = collect(kfd, ev + got, 8 - got, 1, 10000);
+		if (n <= 0)
+			break;
+		printf("  (woken after %lld ms)\n", now_ms() - t0);
+		got += n;
+	}
+	err = shooter_join(&s);
+	CHECK(err == 0, "trigger: %s", strerror(-err));
+	CHECK(got == 3, "got %d events, expected 3", got);
+	for (i = 0; i < 3; i++) {
+		CHECK(ev[i].id == expect[i], "event %d is id %" PRIu64
+		      ", expected %" PRIu64 " (FIFO order)", i,
+		      (uint64_t)ev[i].id, expect[i]);
+		CHECK(ev[i].user_data == to_user_data(&c[expect[i] - 1]),
+		      "event %d has the wrong cookie", i);
+		CHECK(ev[i].ret_data == 1, "ret_data %" PRIu64 ", expected 1",
+		      (uint64_t)ev[i].ret_data);
+	}
+
+	for (i = 0; i < 3; i++)
+		CHECK(kevent_remove_one(kfd, KEVENT_TYPE_USER, i + 1) == 0,
+		      "remove id %d", i + 1);
+	return 0;
+}
+
+/* Triggers that come before delivery are counted in one event. */
+static int demo_user_coalescing(int kfd)
+{
+	static struct cookie c = { "counter" };
+	struct ukevent ev[4];
+	int i, n;
+
+	CHECK(kevent_add_one(kfd, KEVENT_TYPE_USER, 7, KEVENT_USER_TRIGGER, 0,
+			     to_user_data(&c)) == 0, "add");
+	printf("Triggering kevent 7 five times before collecting\n");
+	for (i = 0; i < 5; i++)
+		CHECK(kevent_trigger_one(kfd, 7) == 0, "trigger");
+	n = collect(kfd, ev, 4, 0, 0);
+	CHECK(n == 1, "%d events, expected one", n);
+	CHECK(ev[0].ret_data == 5, "ret_data %" PRIu64 ", expected 5",
+	      (uint64_t)ev[0].ret_data);
+	printf("Collecting again: the count was consumed\n");
+	n = collect(kfd, ev, 4, 0, 0);
+	CHECK(n == 0, "%d events, expected none", n);
+	CHECK(kevent_remove_one(kfd, KEVENT_TYPE_USER, 7) == 0, "remove");
+	return 0;
+}
+
+/*
+ * Level- and edge-triggered user kevents. A user kevent's event is its
+ * trigger count, which delivery consumes, so both kinds are delivered
+ * once per burst of triggers. (For a source with a lasting state, such as
+ * a readable pipe, a level-triggered kevent is delivered again for as long
+ * as the state lasts, an edge-triggered one only once per change.)
+ */
+static int demo_user_et_lt(int kfd)
+{
+	static struct cookie lt = { "level" }, et = { "edge" };
+	struct ukevent ev[4];
+	int n, round;
+
+	CHECK(kevent_add_one(kfd, KEVENT_TYPE_USER, 10, KEVENT_USER_TRIGGER, 0,
+			     to_user_data(&lt)) == 0, "add LT");
+	CHECK(kevent_add_one(kfd, KEVENT_TYPE_USER, 11, KEVENT_USER_TRIGGER,
+			     KEVENT_REQ_ET, to_user_data(&et)) == 0, "add ET");
+
+	for (round = 1; round <= 2; round++) {
+		printf("Round %d: trigger the level kevent 10 and the edge kevent 11\n",
+		       round);
+		CHECK(kevent_trigger_one(kfd, 10) == 0, "trigger 10");
+		CHECK(kevent_trigger_one(kfd, 11) == 0, "trigger 11");
+		n = collect(kfd, ev, 4, 0, 0);
+		CHECK(n == 2, "%d events, expected 2", n);
+		CHECK(ev[0].id == 10 && ev[1].id == 11, "wrong order");
+		CHECK(ev[1].req_flags == KEVENT_REQ_ET, "ET flag not reported");
+		printf("  collecting again, nothing new happened:\n");
+		n = collect(kfd, ev, 4, 0, 0);
+		CHECK(n == 0, "%d events, expected none", n);
+	}
+
+	CHECK(kevent_remove_one(kfd, KEVENT_TYPE_USER, 10) == 0, "remove 10");
+	CHECK(kevent_remove_one(kfd, KEVENT_TYPE_USER, 11) == 0, "remove 11");
+	return 0;
+}
+
+/* A one-shot kevent is removed by its first delivery. */
+static int demo_user_oneshot(int kfd)
+{
+	static struct cookie c = { "once" };
+	struct ukevent ev[4];
+	int n, err;
+
+	printf("Registering one-shot kevent 20\n");
+	CHECK(kevent_add_one(kfd, KEVENT_TYPE_USER, 20, KEVENT_USER_TRIGGER,
+			     KEVENT_REQ_ONESHOT, to_user_data(&c)) == 0, "add");
+	CHECK(kevent_trigger_one(kfd, 20) == 0, "trigger");
+	n = collect(kfd, ev, 4, 0, 0);
+	CHECK(n == 1 && ev[0].id == 20, "expected kevent 20");
+
+	err = kevent_trigger_one(kfd, 20);
+	printf("Triggering it again: %s\n", err ? strerror(-err) : "ok");
+	CHECK(err == -ENOENT, "expected ENOENT, it should be gone");
+	err = kevent_remove_one(kfd, KEVENT_TYPE_USER, 20);
+	CHECK(err == -ENOENT, "remove: expected ENOENT");
+	printf("Registering it anew: ");
+	err = kevent_add_one(kfd, KEVENT_TYPE_USER, 20, KEVENT_USER_TRIGGER,
+			     KEVENT_REQ_ONESHOT, to_user_data(&c));
+	printf("%s\n", err ? strerror(-err) : "ok");
+	CHECK(err == 0, "re-add");
+	CHECK(kevent_remove_one(kfd, KEVENT_TYPE_USER, 20) == 0, "remove");
+	return 0;
+}
+
+/* MODIFY swaps the cookie; REMOVE drops an undelivered event. */
+static int demo_user_modify_remove(int kfd)
+{
+	static struct cookie old = { "old" }, new = { "new" };
+	struct ukevent ev[4];
+	int n;
+
+	CHECK(kevent_add_one(kfd, KEVENT_TYPE_USER, 30, KEVENT_USER_TRIGGER, 0,
+			     to_user_data(&old)) == 0, "add");
+	CHECK(kevent_trigger_one(kfd, 30) == 0, "trigger");
+	printf("Kevent 30 triggered with cookie \"old\"; modify it to \"new\"\n");
+	CHECK(kevent_modify_one(kfd, KEVENT_TYPE_USER, 30, KEVENT_USER_TRIGGER,
+				0, to_user_data(&new)) == 0, "modify");
+	n = collect(kfd, ev, 4, 0, 0);
+	CHECK(n == 1 && ev[0].user_data == to_user_data(&new),
+	      "expected one event with the new cookie");
+
+	printf("Trigger kevent 30, then remove it before collecting\n");
+	CHECK(kevent_trigger_one(kfd, 30) == 0, "trigger");
+	CHECK(kevent_remove_one(kfd, KEVENT_TYPE_USER, 30) == 0, "remove");
+	n = collect(kfd, ev, 4, 0, 0);
+	CHECK(n == 0, "a removed kevent was delivered");
+	return 0;
+}
+
+/* The instance fd works with poll(), so it can sit in another event loop. */
+static int demo_instance_poll(int kfd)
+{
+	struct pollfd pfd = { .fd = kfd, .events = POLLIN };
+	static const struct shot shots[] = { { 40, 150 } };
+	struct ukevent ev[2];
+	struct shooter s;
+	int n;
+
+	CHECK(kevent_add_one(kfd, KEVENT_TYPE_USER, 40, KEVENT_USER_TRIGGER, 0,
+			     0) == 0, "add");
+	n = poll(&pfd, 1, 0);
+	printf("poll() with nothing ready: %d\n", n);
+	CHECK(n == 0, "the fd is readable with nothing ready");
+
+	printf("poll() while a thread fires kevent 40 in 150 ms\n");
+	CHECK(shooter_start(&s, kfd, shots, 1) == 0, "pthread_create");
+	n = poll(&pfd, 1, 10000);
+	CHECK(shooter_join(&s) == 0, "trigger");
+	printf("  poll() returned %d, revents=%#x\n", n, pfd.revents);
+	CHECK(n == 1 && (pfd.revents & POLLIN), "expected POLLIN");
+	n = collect(kfd, ev, 2, 0, 0);
+	CHECK(n == 1 && ev[0].id == 40, "expected kevent 40");
+	CHECK(poll(&pfd, 1, 0) == 0, "still readable after collecting");
+	CHECK(kevent_remove_one(kfd, KEVENT_TYPE_USER, 40) == 0, "remove");
+	return 0;
+}
+
+/* Errors come back per entry, in ret_error; the call reports progress. */
+static int demo_batch_errors(int kfd)
+{
+	struct ukevent uk[3];
+	int n, i;
+
+	printf("One ADD call with three entries: new, bad event mask, duplicate\n");
+	kevent_set(&uk[0], KEVENT_TYPE_USER, 50, KEVENT_USER_TRIGGER, 0, 0);
+	kevent_set(&uk[1], KEVENT_TYPE_USER, 51, 0, 0, 0);
+	kevent_set(&uk[2], KEVENT_TYPE_USER, 50, KEVENT_USER_TRIGGER, 0, 0);
+	n = kevent_ctl(kfd, KEVENT_CTL_ADD, 3, uk);
+	printf("  kevent_ctl() = %d\n", n);
+	CHECK(n == 3, "expected 3 entries processed");
+	for (i = 0; i < 3; i++)
+		printf("  entry %d: %s\n", i,
+		       uk[i].ret_error ? strerror(-uk[i].ret_error) : "ok");
+	CHECK(uk[0].ret_error == 0, "entry 0");
+	CHECK(uk[1].ret_error == -EINVAL, "entry 1");
+	CHECK(uk[2].ret_error == -EEXIST, "entry 2");
+	CHECK(kevent_remove_one(kfd, KEVENT_TYPE_USER, 50) == 0, "remove");
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Demonstrations: KEVENT_TYPE_POLL (files)                            */
+/* ------------------------------------------------------------------ */
+
+#ifdef KEVENT_TYPE_POLL
+struct writer {
+	pthread_t thread;
+	int fd;
+	long delay_ms;
+};
+
+static void *writer_main(void *arg)
+{
+	struct writer *w = arg;
+
+	sleep_ms(w->delay_ms);
+	printf("  [thread] write \"hello\" into the pipe\n");
+	if (write(w->fd, "hello", 5) != 5)
+		printf("  [thread] write: %s\n", strerror(errno));
+	return NULL;
+}
+
+/*
+ * A pipe's read end watched like poll() would: level-triggered, so it is
+ * reported for as long as there is something to read; closing the file
+ * descriptor removes the registration.
+ */
+static int demo_pipe(int kfd)
+{
+	static struct cookie c = { "pipe" };
+	struct ukevent uk, ev[4];
+	struct writer w;
+	char buf[16];
+	int p[2], n, err;
+
+	CHECK(pipe(p) == 0, "pipe: %s", strerror(errno));
+	kevent_set(&uk, KEVENT_TYPE_POLL, p[0], POLLIN, 0, to_user_data(&c));
+	err = kevent_ctl_one(kfd, KEVENT_CTL_ADD, &uk);
+	if (err == -EOPNOTSUPP) {
+		printf("KEVENT_TYPE_POLL is not in this kernel: skipped\n");
+		close(p[0]);
+		close(p[1]);
+		return 0;
+	}
+	CHECK(err == 0, "add: %s", strerror(-err));
+	printf("Pipe read end (fd %d) registered for POLLIN\n", p[0]);
+	n = collect(kfd, ev, 4, 0, 0);
+	CHECK(n == 0, "an empty pipe was reported readable");
+
+	printf("A thread writes into the pipe in 100 ms; main thread waits\n");
+	w.fd = p[1];
+	w.delay_ms = 100;
+	CHECK(pthread_create(&w.thread, NULL, writer_main, &w) == 0,
+	      "pthread_create");
+	n = collect(kfd, ev, 4, 1, 10000);
+	pthread_join(w.thread, NULL);
+	CHECK(n == 1 && ev[0].id == (uint64_t)p[0] && (ev[0].ret_data & POLLIN),
+	      "expected POLLIN on fd %d", p[0]);
+
+	printf("Not read yet, so still reported (level-triggered):\n");
+	n = collect(kfd, ev, 4, 0, 0);
+	CHECK(n == 1 && (ev[0].ret_data & POLLIN), "expected POLLIN again");
+	CHECK(read(p[0], buf, sizeof(buf)) == 5, "read");
+	printf("Data read; collecting again:\n");
+	n = collect(kfd, ev, 4, 0, 0);
+	CHECK(n == 0, "a drained pipe was reported readable");
+
+	printf("The writer closes its end:\n");
+	close(p[1]);
+	n = collect(kfd, ev, 4, 1, 10000);
+	CHECK(n == 1 && (ev[0].ret_data & POLLHUP), "expected POLLHUP");
+
+	close(p[0]);
+	err = kevent_remove_one(kfd, KEVENT_TYPE_POLL, p[0]);
+	printf("Read end closed; removing its kevent: %s\n",
+	       err ? strerror(-err) : "ok");
+	CHECK(err == -ENOENT, "closing the fd should have removed the kevent");
+	return 0;
+}
+#endif /* KEVENT_TYPE_POLL */
+
+/* ------------------------------------------------------------------ */
+/* Driver                                                              */
+/* ------------------------------------------------------------------ */
+
+static const struct demo {
+	const char *name;
+	int (*run)(int kfd);
+} demos[] = {
+	{ "user kevents woken by another thread", demo_user_thread_wakeup },
+	{ "user kevents: triggers are counted", demo_user_coalescing },
+	{ "user kevents: level- and edge-triggered", demo_user_et_lt },
+	{ "user kevents: one-shot", demo_user_oneshot },
+	{ "modify and remove", demo_user_modify_remove },
+	{ "poll() on the instance", demo_instance_poll },
+	{ "batches and per-entry errors", demo_batch_errors },
+#ifdef KEVENT_TYPE_POLL
+	{ "a pipe, through KEVENT_TYPE_POLL", demo_pipe },
+#endif
+	/* Sources to come: { "timers", demo_timer }, { "sockets", ... }, ... */
+};
+
+int main(void)
+{
+	unsigned int i, failed = 0;
+	int kfd, n;
+	struct ukevent ev[8];
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("kevent demo\n");
+
+	kfd = kevent_init(0, KEVENT_CLOEXEC);
+	if (kfd < 0) {
+		printf("kevent_init: %s%s\n", strerror(errno),
+		       errno == ENOSYS ? " (kernel without kevent)" : "");
+		return 1;
+	}
+	printf("kevent_init() = fd %d\n", kfd);
+
+	for (i = 0; i < ARRAY_SIZE(demos); i++) {
+		printf("\n== %s ==\n", demos[i].name);
+		if (demos[i].run(kfd)) {
+			failed++;
+			/* Start the next demo from a clean instance. */
+			close(kfd);
+			kfd = kevent_init(0, KEVENT_CLOEXEC);
+			if (kfd < 0) {
+				printf("kevent_init: %s\n", strerror(errno));
+				return 1;
+			}
+			continue;
+		}
+		/* Every demo cleans up after itself: nothing may be left. */
+		n = kevent_get_events(kfd, 0, 8, ev, NULL, NULL);
+		if (n != 0) {
+			printf("  FAILED: %d stray events after the demo\n", n);
+			failed++;
+		}
+	}
+	close(kfd);
+
+	printf("\nkevent demo: %u of %zu demos failed\n", failed,
+	       ARRAY_SIZE(demos));
+	printf(failed ? "KEVENT DEMO FAILED\n" : "KEVENT DEMO OK\n");
+	return failed ? 1 : 0;
+}

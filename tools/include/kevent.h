@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT */
+/*
+ * kevent.h - tiny header-only user-space library for the kevent system calls.
+ *
+ * kevent is one file descriptor that reports events of many kinds. The
+ * kernel interface is three system calls (see <linux/kevent.h> and
+ * Documentation/userspace-api/kevent.rst):
+ *
+ *   kevent_init()        make an instance, get its file descriptor;
+ *   kevent_ctl()         add, remove, modify or trigger an array of kevents;
+ *   kevent_get_events()  wait for ready events and collect them.
+ *
+ * This header gives them C wrappers that follow the libc convention (-1
+ * and errno on failure) plus a few helpers for the common one-entry case.
+ * Build with the kernel's installed UAPI headers on the include path, e.g.
+ *
+ *   make headers_install INSTALL_HDR_PATH=/tmp/khdr
+ *   cc -isystem /tmp/khdr/include -I<this dir> app.c
+ *
+ * Example:
+ *
+ *   int fd = kevent_init(0, KEVENT_CLOEXEC);
+ *   kevent_add_one(fd, KEVENT_TYPE_USER, 42, KEVENT_USER_TRIGGER, 0, cookie);
+ *   kevent_trigger_one(fd, 42);                 // from any thread
+ *   struct ukevent ev[8];
+ *   int n = kevent_get_events(fd, 1, 8, ev, NULL, NULL);
+ *   // ev[0].user_data == cookie, ev[0].ret_data == 1 (one trigger)
+ */
+#ifndef KEVENT_LIB_H
+#define KEVENT_LIB_H
+
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/time_types.h>	/* struct __kernel_timespec */
+#include <linux/kevent.h>
+
+/* System call numbers, for C libraries that do not know them yet. */
+#if defined(__x86_64__) && !defined(__ILP32__)
+# ifndef __NR_kevent_init
+#  define __NR_kevent_init		463
+# endif
+# ifndef __NR_kevent_ctl
+#  define __NR_kevent_ctl		464
+# endif
+# ifndef __NR_kevent_get_events
+#  define __NR_kevent_get_events	465
+# endif
+#elif !defined(__NR_kevent_init)
+# error "kevent system call numbers are only known for x86_64; install the kernel headers"
+#endif
+
+/*
+ * Size of the kernel's sigset_t: what kevent_sigmask.sigsetsize must be.
+ * (glibc's sigset_t is 128 bytes; the kernel reads only the first 8.)
+ */
+#define KEVENT_SIGSET_SIZE	(_NSIG / 8)
+
+/**
+ * kevent_init() - make a kevent instance
+ * @ring_entries: must be 0 (a mapped ring is not implemented yet).
+ * @flags:        0 or KEVENT_CLOEXEC.
+ *
+ * Return: a file descriptor, or -1 with errno set (EINVAL for bad
+ * arguments, ENOSYS if the kernel has no kevent).
+ */
+static inline int kevent_init(unsigned int ring_entries, unsigned int flags)
+{
+	return syscall(__NR_kevent_init, ring_entries, flags);
+}
+
+/**
+ * kevent_ctl() - apply a command to an array of kevents
+ * @fd:  the instance.
+ * @cmd: KEVENT_CTL_ADD, _REMOVE, _MODIFY or _TRIGGER.
+ * @num: number of entries in @arg (at most 65536).
+ * @arg: the entries; each one's ret_error is set to 0 or a negative errno.
+ *
+ * Return: the number of entries processed (check each ret_error!), or -1
+ * with errno set for an error of the call itself.
+ */
+static inline int kevent_ctl(int fd, unsigned int cmd, unsigned int num,
+			     struct ukevent *arg)
+{
+	return syscall(__NR_kevent_ctl, fd, cmd, num, arg);
+}
+
+/**
+ * kevent_get_events() - wait for events and collect them
+ * @fd:      the instance.
+ * @min_nr:  wait until this many were delivered (0: never wait).
+ * @max_nr:  room in @buf, at least 1.
+ * @buf:     filled with the delivered events.
+ * @timeout: relative; NULL waits for ever, {0, 0} does not wait.
+ * @sig:     NULL, or a signal mask to install during the wait (as ppoll()).
+ *
+ * Return: the number of events delivered (possibly fewer than @min_nr
+ * after a timeout), or -1 with errno set (EINTR: a signal came first).
+ */
+static inline int kevent_get_events(int fd, unsigned int min_nr,
+				    unsigned int max_nr, struct ukevent *buf,
+				    const struct __kernel_timespec *timeout,
+				    const struct kevent_sigmask *sig)
+{
+	return syscall(__NR_kevent_get_events, fd, min_nr, max_nr, buf,
+		       timeout, sig);
+}
+
+/**
+ * kevent_sigmask_set() - fill a struct kevent_sigmask for kevent_get_events()
+ * @ks:   the structure to fill.
+ * @mask: the signal mask to install during the wait; must stay valid
+ *        until the call returns.
+ */
+static inline void kevent_sigmask_set(struct kevent_sigmask *ks,
+				      const sigset_t *mask)
+{
+	ks->sigmask = (uint64_t)(uintptr_t)mask;
+	ks->sigsetsize = KEVENT_SIGSET_SIZE;
+}
+
+/**
+ * kevent_set() - fill one entry (all other fields, reserved ones included,
+ * are zeroed)
+ */
+static inline void kevent_set(struct ukevent *uk, uint32_t type, uint64_t id,
+			      uint32_t event, uint32_t req_flags,
+			      uint64_t user_data)
+{
+	memset(uk, 0, sizeof(*uk));
+	uk->type = type;
+	uk->id = id;
+	uk->event = event;
+	uk->req_flags = req_flags;
+	uk->user_data = user_data;
+}
+
+/*
+ * kevent_ctl_one() - apply @cmd to one entry.
+ *
+ * Return: the entry's result (0 or a negative errno) or, if the call
+ * itself failed, minus its errno. Unlike the other wrappers this one does
+ * not use errno: its result is always "0 or -errno".
+ */
+static inline int kevent_ctl_one(int fd, unsigned int cmd, struct ukevent *uk)
+{
+	int ret = kevent_ctl(fd, cmd, 1, uk);
+
+	if (ret < 0)
+		return -errno;
+	return uk->ret_error;
+}
+
+/* Register one kevent. Returns 0 or -errno (e.g. -EEXIST). */
+static inline int kevent_add_one(int fd, uint32_t type, uint64_t id,
+				 uint32_t event, uint32_t req_flags,
+				 uint64_t user_data)
+{
+	struct ukevent uk;
+
+	kevent_set(&uk, type, id, event, req_flags, user_data);
+	return kevent_ctl_one(fd, KEVENT_CTL_ADD, &uk);
+}
+
+/*
+ * Change the event mask, req_flags and user_data of the kevent (type, id).
+ * Returns 0 or -errno (e.g. -ENOENT).
+ */
+static inline int kevent_modify_one(int fd, uint32_t type, uint64_t id,
+				    uint32_t event, uint32_t req_flags,
+				    uint64_t user_data)
+{
+	struct ukevent uk;
+
+	kevent_set(&uk, type, id, event, req_flags, user_data);
+	return kevent_ctl_one(fd, KEVENT_CTL_MODIFY, &uk);
+}
+
+/* Remove the kevent (type, id). Returns 0 or -errno (e.g. -ENOENT). */
+static inline int kevent_remove_one(int fd, uint32_t type, uint64_t id)
+{
+	struct ukevent uk;
+
+	kevent_set(&uk, type, id, 0, 0, 0);
+	return kevent_ctl_one(fd, KEVENT_CTL_REMOVE, &uk);
+}
+
+/* Fire the KEVENT_TYPE_USER kevent @id. Returns 0 or -errno. */
+static inline int kevent_trigger_one(int fd, uint64_t id)
+{
+	struct ukevent uk;
+
+	kevent_set(&uk, KEVENT_TYPE_USER, id, KEVENT_USER_TRIGGER, 0, 0);
+	return kevent_ctl_one(fd, KEVENT_CTL_TRIGGER, &uk);
+}
+
+/* A __kernel_timespec of @ms milliseconds, for kevent_get_events(). */
+static inline struct __kernel_timespec kevent_ms(long long ms)
+{
+	struct __kernel_timespec ts = {
+		.tv_sec = ms / 1000,
+		.tv_nsec = (ms % 1000) * 1000000,
+	};
+
+	return ts;
+}
+
+#endif /* KEVENT_LIB_H */
