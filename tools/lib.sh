@@ -41,6 +41,20 @@ RESULTS=$BUILD/results
 die() { echo "error: $*" >&2; exit 1; }
 log() { echo "==> $*" >&2; }
 
+# apt-get install, as root or through sudo, never asking questions.
+apt_install() {
+	local sudo=()
+	[ "$(id -u)" = 0 ] || sudo=(sudo)
+	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y --no-install-recommends "$@"
+}
+
+# The kernel source, pinned; a newer one only when the pin is gone.
+install_source() {
+	log "installing $SRC_PKG"
+	apt_install "$SRC_PKG=$SRC_VER" || apt_install "$SRC_PKG"
+}
+
 # Record that branch $BRANCH of $TREE is exactly what $MBOX holds; tree.sh
 # then leaves the branch alone until either of them changes.
 mbox_sum() { sha256sum <"$MBOX" | cut -d' ' -f1; }

@@ -12,17 +12,9 @@ set -euo pipefail
 force=0
 [ "${1:-}" = --force ] && force=1
 
-install_source() {
-	[ -f "$SRC_TAR" ] && return
-	log "installing $SRC_PKG"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get install -y --no-install-recommends "$SRC_PKG=$SRC_VER" ||
-		apt-get install -y --no-install-recommends "$SRC_PKG"
-}
-
 make_base() {
 	[ -d "$TREE/.git" ] && return
-	install_source
+	[ -f "$SRC_TAR" ] || install_source
 	log "unpacking $SRC_TAR into $TREE"
 	rm -rf "$TREE" "$BUILD/linux-source-6.12"
 	mkdir -p "$BUILD"

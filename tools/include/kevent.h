@@ -123,8 +123,7 @@ static inline void kevent_sigmask_set(struct kevent_sigmask *ks,
 }
 
 /**
- * kevent_set() - fill one entry (all other fields, reserved ones included,
- * are zeroed)
+ * kevent_set() - fill one entry; all other fields are zeroed
  */
 static inline void kevent_set(struct ukevent *uk, uint32_t type, uint64_t id,
 			      uint32_t event, uint32_t req_flags,
