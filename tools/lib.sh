@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034 # the variables are for the scripts that source this
 # Common settings for the kevent tools. Sourced, not run.
 #
 # Environment overrides, for testing the tools themselves without touching

@@ -52,6 +52,11 @@ apply_series() {
 			die "branch $BRANCH has commits not from kevent.mbox; run tools/export.sh first or pass --force"
 		fi
 	fi
+	# Re-applying checks out and cleans the tree: never lose work silently.
+	# --ignored: Debian's .gitignore ignores "/*", so new files show only so.
+	if [ $force = 0 ] && [ -n "$(git status --porcelain --ignored)" ]; then
+		die "uncommitted changes in $TREE; commit and run tools/export.sh, or pass --force"
+	fi
 	log "applying $MBOX on $BRANCH"
 	git am --abort >/dev/null 2>&1 || true
 	git checkout -q -f -B "$BRANCH" "$BASE_TAG"

@@ -1,0 +1,121 @@
+#!/bin/bash
+# Benchmark kevent against epoll, io_uring and poll() in QEMU (TCG, never
+# KVM): builds tools/bench/kevent_bench statically, packs it with the test
+# /init (tools/initramfs/init.c) into an initramfs, boots it and prints the
+# tables. The console log goes to $BUILD/bench.log and the results, with
+# the host, QEMU and kernel details, to $BUILD/bench.txt.
+#
+#   tools/bench.sh
+#
+# It does not build the kernel: it boots the one in $KDIR (lib.sh's, the
+# kernel tools/kunit.sh builds) unless BENCH_KDIR names another build
+# directory, e.g. BENCH_KDIR=build/dev. Settings, passed to the guest:
+#   BENCH_N=100,1000,10000  pipes registered
+#   BENCH_M=1,10,100        pipes written per round
+#   BENCH_REPS=7            interleaved repetitions
+#   BENCH_MS=250            duration of one idle+active run (ms)
+#   BENCH_PP=2000           round trips per ping-pong run (0: none)
+#   BENCH_BE=               back ends to run (default all), e.g.
+#                           epoll-LT,kevent-LT
+#   BENCH_TIMEOUT=1800      seconds for the whole boot
+#
+# Exit status: 0 when the benchmark ran to the end with every event
+# checked and the kernel printed no splat.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+KDIR=$(realpath -m "${BENCH_KDIR:-$KDIR}")
+BZIMAGE=$KDIR/arch/x86/boot/bzImage
+OUT=$BUILD/bench
+LOG=$BUILD/bench.log
+TXT=$BUILD/bench.txt
+CC=${CC:-gcc}
+timeout_s=${BENCH_TIMEOUT:-1800}
+
+[ -f "$BZIMAGE" ] || die "no kernel $BZIMAGE: build it with tools/kunit.sh, or set BENCH_KDIR"
+if [ ! -f "$KDIR/usr/include/linux/kevent.h" ]; then
+	need_tree
+	log "installing UAPI headers into $KDIR/usr/include"
+	make -s -C "$TREE" ARCH=x86_64 O="$KDIR" headers
+fi
+
+mkdir -p "$OUT"
+log "building kevent_bench"
+make -s -C "$ROOT/tools/bench" CC="$CC" KHDR="$KDIR/usr/include" OUT="$OUT"
+"$CC" -static -O2 -Wall -o "$OUT/init" "$ROOT/tools/initramfs/init.c"
+
+# gen_init_cpio (built with the kernel) makes device nodes without root.
+gen=$KDIR/usr/gen_init_cpio
+if [ ! -x "$gen" ]; then
+	need_tree
+	gen=$OUT/gen_init_cpio
+	"$CC" -O2 -o "$gen" "$TREE/usr/gen_init_cpio.c"
+fi
+cat >"$OUT/initramfs.list" <<EOF
+dir /dev 0755 0 0
+nod /dev/console 0600 0 0 c 5 1
+nod /dev/null 0666 0 0 c 1 3
+dir /proc 0755 0 0
+dir /sys 0755 0 0
+dir /tmp 1777 0 0
+dir /bin 0755 0 0
+dir /tests 0755 0 0
+file /init $OUT/init 0755 0 0
+file /tests/kevent_bench $OUT/kevent_bench 0755 0 0
+EOF
+"$gen" "$OUT/initramfs.list" >"$OUT/initramfs.cpio"
+
+# /init runs every program of /tests with its output prefixed by "# ";
+# ksft_timeout is its time limit per program. Other name=value words reach
+# the benchmark as environment variables.
+cmdline="console=ttyS0 kunit.enable=0 panic=-1 ksft_timeout=$((timeout_s - 60))"
+for v in N M REPS MS PP BE; do
+	var=BENCH_$v
+	[ -n "${!var:-}" ] && cmdline+=" bench_${v,,}=${!var}"
+done
+
+# TCG runs the guest on host CPUs shared with whatever else runs there.
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+log "booting $BZIMAGE (console log: $LOG)"
+qemu_rc=0
+timeout -k 10 "$timeout_s" qemu-system-x86_64 \
+	-nodefaults -machine pc -m 1024 -smp 2 \
+	-kernel "$BZIMAGE" -initrd "$OUT/initramfs.cpio" -append "$cmdline" \
+	-bios qboot.rom -display none -serial stdio -no-reboot \
+	</dev/null 2>&1 | stdbuf -oL tr -d '\r' | tee "$LOG" || qemu_rc=$?
+[ $qemu_rc = 124 ] && echo "QEMU timed out after $timeout_s s" >&2
+
+# The kernel's debugging options slow some paths far more than others
+# (lockdep: every lock; KASAN: every access): they belong with the numbers.
+# (Read after the boot, so a rebuild meanwhile is flagged below.)
+debug=$(grep -E '^CONFIG_(KASAN|PROVE_LOCKING|LOCKDEP|DEBUG_LIST|DEBUG_OBJECTS|KMEMLEAK|DEBUG_KMEMLEAK|KFENCE|SMP|PREEMPT|PREEMPT_NONE|PREEMPT_VOLUNTARY|HZ)=' \
+	"$KDIR/.config" 2>/dev/null | sed 's/^CONFIG_//' | xargs || true)
+{
+	echo "host:   $(uname -srm), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs)"
+	echo "load:   $load_before before the boot, $(cut -d' ' -f1-3 /proc/loadavg) after (1, 5, 15 min)"
+	echo "QEMU:   $(qemu-system-x86_64 --version | head -n 1), TCG (no KVM), -smp 2 -m 1024"
+	echo "kernel: $BZIMAGE"
+	echo "        $(file -b "$BZIMAGE" | grep -o 'version [^,]*' || true)"
+	echo "        $debug"
+	[ "$KDIR/.config" -nt "$BZIMAGE" ] &&
+		echo "        (from $KDIR/.config, which is newer than the bzImage: a build in progress?)"
+	echo
+	# The benchmark's own output, without /init's "# " prefix.
+	sed -n '/^# selftests: kevent: kevent_bench/,/^\(not \)\?ok [0-9]* selftests: kevent: kevent_bench/p' "$LOG" |
+		sed -n 's/^# \?//p' | sed 1d
+} >"$TXT"
+
+result=$(grep -aE '^(not )?ok [0-9]+ selftests: kevent: kevent_bench' "$LOG" || true)
+splat=0
+if splats=$(find_splats "$LOG"); then
+	splat=1
+	printf 'kernel splat in %s:\n%s\n' "$LOG" "$splats" >&2
+fi
+echo
+cat "$TXT"
+echo
+echo "results in $TXT"
+case $result in
+ok*) [ $splat = 0 ] ;;
+*) echo "kevent_bench did not finish, or failed: ${result:-no result line}" >&2; exit 1 ;;
+esac

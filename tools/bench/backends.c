@@ -1,0 +1,552 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kevent_bench back ends: kevent (KEVENT_TYPE_POLL), epoll, io_uring
+ * (multishot IORING_OP_POLL_ADD) and poll(), plus "none", which does no
+ * waiting at all and gives the floor every back end sits on.
+ *
+ * io_uring is driven with raw system calls rather than liburing so that
+ * every io_uring_enter() is seen by COUNTED(): liburing decides by itself
+ * when to enter the kernel.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/io_uring.h>
+
+#include "kevent.h"
+#include "bench.h"
+
+int be_fail(const struct be_state *s, const char *what)
+{
+	fprintf(stderr, "%s: %s: %s\n", s->be->name, what, strerror(errno));
+	return -1;
+}
+
+/* Report an event that is not "readable" as the error it is. */
+static int bad_event(const struct be_state *s, const char *what,
+		     unsigned long long cookie, unsigned long long data)
+{
+	fprintf(stderr, "%s: %s (cookie %llu, 0x%llx)\n", s->be->name, what,
+		cookie, data);
+	return -1;
+}
+
+/* ------------------------------------------------------------------ */
+/* kevent                                                              */
+/* ------------------------------------------------------------------ */
+
+/* Entries one kevent_ctl() takes (KEVENT_CTL_MAX_BATCH in the kernel). */
+#define KEVENT_BATCH 65536
+
+/* Register every fd on the instance s->fd, in one call per 65536. */
+static int kev_register(struct be_state *s)
+{
+	struct ukevent *uk = calloc(s->nfds, sizeof(*uk));
+	int i, done, ret = 0;
+
+	if (!uk)
+		return be_fail(s, "malloc");
+	for (i = 0; i < s->nfds; i++)
+		kevent_set(&uk[i], KEVENT_TYPE_POLL, s->fds[i], POLLIN,
+			   s->be->flags, i);
+	for (done = 0; done < s->nfds && ret >= 0; done += ret) {
+		int num = s->nfds - done;
+
+		if (num > KEVENT_BATCH)
+			num = KEVENT_BATCH;
+		ret = COUNTED(ctl, kevent_ctl(s->fd, KEVENT_CTL_ADD, num,
+					      uk + done));
+		if (ret <= 0)
+			ret = be_fail(s, "kevent_ctl(ADD)");
+	}
+	for (i = 0; ret >= 0 && i < s->nfds; i++) {
+		if (uk[i].ret_error) {
+			errno = -uk[i].ret_error;
+			ret = be_fail(s, "kevent_ctl(ADD) entry");
+		}
+	}
+	free(uk);
+	return ret < 0 ? -1 : 0;
+}
+
+static int kev_setup(struct be_state *s)
+{
+	s->fd = COUNTED(ctl, kevent_init(0, KEVENT_CLOEXEC));
+	if (s->fd < 0)
+		return be_fail(s, "kevent_init");
+	s->buf = malloc(MAX_EVENTS * sizeof(struct ukevent));
+	if (!s->buf)
+		return be_fail(s, "malloc");
+	return kev_register(s);
+}
+
+static int kev_wait(struct be_state *s, int *cookies, int max, bool block)
+{
+	static const struct __kernel_timespec zero;
+	struct ukevent *ev = s->buf;
+	int i, n;
+
+	n = COUNTED(wait, kevent_get_events(s->fd, 1, max, ev,
+					    block ? NULL : &zero, NULL));
+	if (n < 0)
+		return errno == EINTR ? 0 : be_fail(s, "kevent_get_events");
+	for (i = 0; i < n; i++) {
+		if ((ev[i].ret_flags & KEVENT_RET_BROKEN) ||
+		    !(ev[i].ret_data & POLLIN))
+			return bad_event(s, "not readable", ev[i].user_data,
+					 ev[i].ret_data);
+		cookies[i] = ev[i].user_data;
+	}
+	return n;
+}
+
+#ifdef KEVENT_RING_SIZE
+/*
+ * kevent with a mapped ring: kevent_wait() publishes ready events into
+ * memory shared with user space instead of copying them into a buffer.
+ * It is entered only when the ring is empty.
+ */
+#ifndef __NR_kevent_wait
+# define __NR_kevent_wait 466	/* x86_64 */
+#endif
+#define KRING_ENTRIES 1024
+
+static int kevent_wait(int fd, unsigned int min_nr,
+		       const struct __kernel_timespec *timeout)
+{
+	return syscall(__NR_kevent_wait, fd, min_nr, timeout, NULL);
+}
+
+static bool kring_probe(const struct backend *be)
+{
+	int fd = kevent_init(KRING_ENTRIES, KEVENT_CLOEXEC);
+
+	(void)be;
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+static int kring_setup(struct be_state *s)
+{
+	s->fd = COUNTED(ctl, kevent_init(KRING_ENTRIES, KEVENT_CLOEXEC));
+	if (s->fd < 0)
+		return be_fail(s, "kevent_init(ring)");
+	s->map_len = KEVENT_RING_SIZE(KRING_ENTRIES);
+	s->map = mmap(NULL, s->map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		      s->fd, 0);
+	if (s->map == MAP_FAILED) {
+		s->map = NULL;
+		return be_fail(s, "mmap(ring)");
+	}
+	return kev_register(s);
+}
+
+static int kring_wait(struct be_state *s, int *cookies, int max, bool block)
+{
+	static const struct __kernel_timespec zero;
+	struct kevent_ring *ring = s->map;
+	struct ukevent *ev = s->map + KEVENT_RING_EVENTS_OFFSET;
+	unsigned int tail = ring->tail;
+	unsigned int head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
+	int n = 0;
+
+	if (head == tail) {
+		if (COUNTED(wait, kevent_wait(s->fd, block, block ? NULL : &zero)) < 0)
+			return errno == EINTR ? 0 : be_fail(s, "kevent_wait");
+		head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
+	}
+	for (; tail != head && n < max; tail++, n++) {
+		const struct ukevent *e = &ev[tail & ring->mask];
+
+		if ((e->ret_flags & KEVENT_RET_BROKEN) || !(e->ret_data & POLLIN))
+			return bad_event(s, "not readable", e->user_data,
+					 e->ret_data);
+		cookies[n] = e->user_data;
+	}
+	/* The slots are read: give them back. */
+	__atomic_store_n(&ring->tail, tail, __ATOMIC_RELEASE);
+	return n;
+}
+
+static void kring_teardown(struct be_state *s)
+{
+	if (s->map)
+		munmap(s->map, s->map_len);
+	s->map = NULL;
+}
+#endif /* KEVENT_RING_SIZE */
+
+/* ------------------------------------------------------------------ */
+/* epoll                                                               */
+/* ------------------------------------------------------------------ */
+
+static int ep_setup(struct be_state *s)
+{
+	int i;
+
+	s->fd = COUNTED(ctl, epoll_create1(EPOLL_CLOEXEC));
+	if (s->fd < 0)
+		return be_fail(s, "epoll_create1");
+	s->buf = malloc(MAX_EVENTS * sizeof(struct epoll_event));
+	if (!s->buf)
+		return be_fail(s, "malloc");
+	/* One call per fd: epoll has no batch. */
+	for (i = 0; i < s->nfds; i++) {
+		struct epoll_event ev = {
+			.events = EPOLLIN | s->be->flags,
+			.data.u32 = i,
+		};
+
+		if (COUNTED(ctl, epoll_ctl(s->fd, EPOLL_CTL_ADD, s->fds[i], &ev)))
+			return be_fail(s, "epoll_ctl(ADD)");
+	}
+	return 0;
+}
+
+static int ep_wait(struct be_state *s, int *cookies, int max, bool block)
+{
+	struct epoll_event *ev = s->buf;
+	int i, n;
+
+	n = COUNTED(wait, epoll_wait(s->fd, ev, max, block ? -1 : 0));
+	if (n < 0)
+		return errno == EINTR ? 0 : be_fail(s, "epoll_wait");
+	for (i = 0; i < n; i++) {
+		if (!(ev[i].events & EPOLLIN))
+			return bad_event(s, "not readable", ev[i].data.u32,
+					 ev[i].events);
+		cookies[i] = ev[i].data.u32;
+	}
+	return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* io_uring: multishot IORING_OP_POLL_ADD                              */
+/* ------------------------------------------------------------------ */
+
+#define IO_URING_FLAGS_DEFER (IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN)
+
+/* The mapped rings, as io_uring_setup(2) describes them. */
+struct uring {
+	unsigned int *sq_head, *sq_tail, *sq_mask, *sq_array;
+	unsigned int *cq_head, *cq_tail, *cq_mask;
+	struct io_uring_sqe *sqes;
+	struct io_uring_cqe *cqes;
+	unsigned int sq_entries;
+	unsigned int sq_local_tail;	/* SQEs queued by us so far */
+	unsigned int to_submit;		/* queued but not yet submitted */
+	void *sq_map, *cq_map;
+	size_t sq_map_len, cq_map_len, sqes_len;
+};
+
+static int uring_enter(struct be_state *s, unsigned int min_complete,
+		       unsigned int flags)
+{
+	unsigned int to_submit = s->ring->to_submit;
+	int ret;
+
+	ret = syscall(__NR_io_uring_enter, s->fd, to_submit, min_complete,
+		      flags, NULL, 0);
+	if (ret < 0 && errno == EINTR && !to_submit)
+		return 0;
+	if (ret < 0)
+		return be_fail(s, "io_uring_enter");
+	if ((unsigned int)ret != to_submit) {
+		fprintf(stderr, "%s: io_uring_enter submitted %d of %u\n",
+			s->be->name, ret, to_submit);
+		return -1;
+	}
+	s->ring->to_submit = 0;
+	return 0;
+}
+
+static unsigned int roundup_pow2(unsigned int x)
+{
+	unsigned int p = 1;
+
+	while (p < x)
+		p <<= 1;
+	return p;
+}
+
+static void *map_ring(struct be_state *s, size_t len, off_t off)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_POPULATE, s->fd, off);
+
+	if (p == MAP_FAILED) {
+		be_fail(s, "mmap");
+		return NULL;
+	}
+	return p;
+}
+
+/* Queue a multishot poll for cookie @i; submits first if the SQ is full. */
+static int uring_queue_poll(struct be_state *s, int i)
+{
+	struct uring *r = s->ring;
+	struct io_uring_sqe *sqe;
+	unsigned int idx;
+
+	if (r->sq_local_tail - __atomic_load_n(r->sq_head, __ATOMIC_ACQUIRE) >=
+	    r->sq_entries) {
+		if (COUNTED(ctl, uring_enter(s, 0, 0)))
+			return -1;
+	}
+	idx = r->sq_local_tail & *r->sq_mask;
+	sqe = &r->sqes[idx];
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = IORING_OP_POLL_ADD;
+	sqe->fd = s->fds[i];
+	sqe->poll32_events = POLLIN;
+	sqe->len = IORING_POLL_ADD_MULTI;
+	sqe->user_data = i;
+	r->sq_array[idx] = idx;
+	r->sq_local_tail++;
+	r->to_submit++;
+	__atomic_store_n(r->sq_tail, r->sq_local_tail, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static int uring_setup(struct be_state *s)
+{
+	struct io_uring_params p;
+	struct uring *r;
+	int i;
+
+	memset(&p, 0, sizeof(p));
+	p.flags = s->be->flags | IORING_SETUP_CQSIZE;
+	/* Room for every fd's completion at once: the CQ never overflows. */
+	p.cq_entries = roundup_pow2(s->nfds + MAX_EVENTS);
+	if (p.cq_entries > 65536)
+		p.cq_entries = 65536;
+	s->fd = COUNTED(ctl, syscall(__NR_io_uring_setup,
+				     s->nfds < 4096 ? roundup_pow2(s->nfds) : 4096, &p));
+	if (s->fd < 0)
+		return be_fail(s, "io_uring_setup");
+	if (!(p.features & IORING_FEAT_SINGLE_MMAP)) {
+		fprintf(stderr, "%s: needs IORING_FEAT_SINGLE_MMAP\n", s->be->name);
+		return -1;
+	}
+
+	r = s->ring = calloc(1, sizeof(*r));
+	if (!r)
+		return be_fail(s, "malloc");
+	r->sq_map_len = p.sq_off.array + p.sq_entries * sizeof(unsigned int);
+	r->cq_map_len = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
+	if (r->cq_map_len > r->sq_map_len)
+		r->sq_map_len = r->cq_map_len;
+	r->sq_map = map_ring(s, r->sq_map_len, IORING_OFF_SQ_RING);
+	r->sqes_len = p.sq_entries * sizeof(struct io_uring_sqe);
+	r->sqes = map_ring(s, r->sqes_len, IORING_OFF_SQES);
+	if (!r->sq_map || !r->sqes)
+		return -1;
+	r->cq_map = r->sq_map;		/* one mapping for both rings */
+	r->sq_head = r->sq_map + p.sq_off.head;
+	r->sq_tail = r->sq_map + p.sq_off.tail;
+	r->sq_mask = r->sq_map + p.sq_off.ring_mask;
+	r->sq_array = r->sq_map + p.sq_off.array;
+	r->cq_head = r->cq_map + p.cq_off.head;
+	r->cq_tail = r->cq_map + p.cq_off.tail;
+	r->cq_mask = r->cq_map + p.cq_off.ring_mask;
+	r->cqes = r->cq_map + p.cq_off.cqes;
+	r->sq_entries = p.sq_entries;
+	r->sq_local_tail = *r->sq_tail;
+
+	for (i = 0; i < s->nfds; i++)
+		if (uring_queue_poll(s, i))
+			return -1;
+	if (r->to_submit && COUNTED(ctl, uring_enter(s, 0, 0)))
+		return -1;
+	return 0;
+}
+
+/*
+ * Take up to @max completions off the CQ. A multishot poll that ended (no
+ * IORING_CQE_F_MORE: the kernel can do that at any time, for example on CQ
+ * overflow) is queued again, to be submitted before the caller returns.
+ */
+static int uring_reap(struct be_state *s, int *cookies, int max)
+{
+	struct uring *r = s->ring;
+	unsigned int head = *r->cq_head;
+	unsigned int tail = __atomic_load_n(r->cq_tail, __ATOMIC_ACQUIRE);
+	int n = 0;
+
+	for (; head != tail && n < max; head++) {
+		struct io_uring_cqe *cqe = &r->cqes[head & *r->cq_mask];
+
+		if (cqe->res < 0) {
+			errno = -cqe->res;
+			return be_fail(s, "poll completion");
+		}
+		if (!(cqe->res & POLLIN))
+			return bad_event(s, "not readable", cqe->user_data,
+					 cqe->res);
+		cookies[n++] = cqe->user_data;
+		if (!(cqe->flags & IORING_CQE_F_MORE) &&
+		    uring_queue_poll(s, cqe->user_data))
+			return -1;
+	}
+	__atomic_store_n(r->cq_head, head, __ATOMIC_RELEASE);
+	return n;
+}
+
+static int uring_wait(struct be_state *s, int *cookies, int max, bool block)
+{
+	int n = uring_reap(s, cookies, max);
+
+	/*
+	 * Without IORING_SETUP_DEFER_TASKRUN completions are posted by task
+	 * work when the task returns to user space, often before we look;
+	 * with it, only inside io_uring_enter(GETEVENTS). Either way, enter
+	 * only when the CQ is empty.
+	 */
+	while (n == 0) {
+		if (COUNTED(wait, uring_enter(s, block, IORING_ENTER_GETEVENTS)))
+			return -1;
+		n = uring_reap(s, cookies, max);
+		if (!block)
+			break;
+	}
+	/* Re-armed polls must be in place before anything is written. */
+	if (n > 0 && s->ring->to_submit && COUNTED(ctl, uring_enter(s, 0, 0)))
+		return -1;
+	return n;
+}
+
+/*
+ * Cancel every poll before the ring is closed: closing alone leaves the
+ * cancelling to a kernel worker, which would run during the next
+ * measurement.
+ */
+static void uring_teardown(struct be_state *s)
+{
+	struct io_uring_sync_cancel_reg reg = {
+		.flags = IORING_ASYNC_CANCEL_ANY,
+		.timeout = { .tv_sec = -1, .tv_nsec = -1 },
+	};
+	struct uring *r = s->ring;
+
+	if (s->fd >= 0 && syscall(__NR_io_uring_register, s->fd,
+				  IORING_REGISTER_SYNC_CANCEL, &reg, 1) < 0 &&
+	    errno != ENOENT)
+		be_fail(s, "IORING_REGISTER_SYNC_CANCEL");
+	if (r) {
+		if (r->sqes)
+			munmap(r->sqes, r->sqes_len);
+		if (r->sq_map)
+			munmap(r->sq_map, r->sq_map_len);
+		free(r);
+		s->ring = NULL;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* poll(): the O(N) control                                            */
+/* ------------------------------------------------------------------ */
+
+static int poll_setup(struct be_state *s)
+{
+	struct pollfd *pfd = calloc(s->nfds, sizeof(*pfd));
+	int i;
+
+	if (!pfd)
+		return be_fail(s, "malloc");
+	for (i = 0; i < s->nfds; i++) {
+		pfd[i].fd = s->fds[i];
+		pfd[i].events = POLLIN;
+	}
+	s->buf = pfd;
+	return 0;
+}
+
+static int poll_wait(struct be_state *s, int *cookies, int max, bool block)
+{
+	struct pollfd *pfd = s->buf;
+	int i, n = 0;
+
+	if (COUNTED(wait, poll(pfd, s->nfds, block ? -1 : 0)) < 0)
+		return errno == EINTR ? 0 : be_fail(s, "poll");
+	/* Finding the ready ones is O(N) in user space too. */
+	for (i = 0; i < s->nfds; i++) {
+		if (!pfd[i].revents)
+			continue;
+		if (!(pfd[i].revents & POLLIN))
+			return bad_event(s, "not readable", i, pfd[i].revents);
+		if (n < max)
+			cookies[n++] = i;
+	}
+	return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* none: what the harness made ready, without asking the kernel        */
+/* ------------------------------------------------------------------ */
+
+static int none_setup(struct be_state *s)
+{
+	(void)s;
+	return 0;
+}
+
+static int none_wait(struct be_state *s, int *cookies, int max, bool block)
+{
+	int n = s->nhint < max ? s->nhint : max;
+
+	(void)block;
+	memcpy(cookies, s->hint, n * sizeof(*cookies));
+	s->hint += n;
+	s->nhint -= n;
+	return n;
+}
+
+/* ------------------------------------------------------------------ */
+
+void be_close(struct be_state *s)
+{
+	if (s->be->teardown)
+		s->be->teardown(s);
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+	free(s->buf);
+	s->buf = NULL;
+}
+
+#define BE(n, b, f, pfx, ...) { .name = n, .base = b, .flags = f, \
+	.setup = pfx##_setup, .wait = pfx##_wait, __VA_ARGS__ }
+
+/*
+ * In the order of the tables. The harness takes each row's ratio to the
+ * row named in .base. io_uring's multishot poll posts one completion per
+ * wakeup, so it is compared with edge-triggered epoll. "-dt": with
+ * IORING_SETUP_DEFER_TASKRUN (and SINGLE_ISSUER, which it needs).
+ * kevent-ring: edge-triggered, like kevent-ET, but through the ring.
+ */
+const struct backend backends[] = {
+	BE("epoll-LT",    NULL,       0,                    ep),
+	BE("epoll-ET",    NULL,       EPOLLET,              ep),
+	BE("kevent-LT",   "epoll-LT", 0,                    kev),
+	BE("kevent-ET",   "epoll-ET", KEVENT_REQ_ET,        kev),
+#ifdef KEVENT_RING_SIZE
+	BE("kevent-ring", "epoll-ET", KEVENT_REQ_ET,        kring,
+	   .probe = kring_probe, .teardown = kring_teardown),
+#endif
+	BE("io_uring",    "epoll-ET", 0,                    uring,
+	   .teardown = uring_teardown),
+	BE("io_uring-dt", "epoll-ET", IO_URING_FLAGS_DEFER, uring,
+	   .teardown = uring_teardown),
+	BE("poll",        "epoll-LT", 0,                    poll),
+	BE("none",        "epoll-LT", 0,                    none),
+};
+const int nr_backends = sizeof(backends) / sizeof(backends[0]);

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kevent_bench: the interface between the harness (kevent_bench.c) and the
+ * event back ends (backends.c).
+ *
+ * A back end watches a set of file descriptors for POLLIN and reports the
+ * ready ones as "cookies": the index of the descriptor in the set it was
+ * given. Everything the back ends have in common (choosing, writing and
+ * draining pipes, checking what was reported, timing, statistics) is in
+ * the harness; a back end is only what its API needs.
+ */
+#ifndef KEVENT_BENCH_H
+#define KEVENT_BENCH_H
+
+#include <stdbool.h>
+
+/*
+ * System calls made, by purpose. Every system call of the timed parts goes
+ * through COUNTED(), so "system calls per event" is counted, not guessed.
+ */
+struct sys_count {
+	unsigned long wait;	/* collecting events (and io_uring submits) */
+	unsigned long ctl;	/* making instances and registering */
+	unsigned long io;	/* read() and write() on the pipes */
+};
+extern struct sys_count sys_count;
+
+#define COUNTED(kind, call) (sys_count.kind++, (call))
+
+/* Events one wait may return; the largest M per round must fit. */
+#define MAX_EVENTS 256
+
+struct uring;
+
+/* One instance of a back end, watching @fds. */
+struct be_state {
+	const struct backend *be;
+	const int *fds;		/* watched for POLLIN; cookie i is fds[i] */
+	int nfds;
+	int fd;			/* kevent, epoll or io_uring fd, or -1 */
+	void *buf;		/* event buffer, or poll()'s pollfd array */
+	struct uring *ring;	/* io_uring only */
+	void *map;		/* kevent's mapped ring */
+	size_t map_len;
+	/*
+	 * The cookies the harness made ready since the last wait. Only the
+	 * "none" back end looks at them: it stands for the work that is the
+	 * same for every back end (writes and reads), without any waiting.
+	 */
+	const int *hint;
+	int nhint;
+};
+
+struct backend {
+	const char *name;
+	const char *base;	/* the epoll variant its ratio is taken to */
+	unsigned int flags;	/* the back end's own: KEVENT_REQ_ET, ... */
+	/* Does this kernel have it? Optional; without it, it does. */
+	bool (*probe)(const struct backend *be);
+	/* Make an instance and register every fd; 0 or -1 (message printed). */
+	int (*setup)(struct be_state *s);
+	/*
+	 * Store up to @max ready cookies in @cookies and return how many,
+	 * or -1 (message printed). @block: wait until at least one is
+	 * ready; else return at once, possibly with none. A signal may end
+	 * a blocking wait with none.
+	 */
+	int (*wait)(struct be_state *s, int *cookies, int max, bool block);
+	/* Free what is not s->fd or s->buf, which be_close() handles; optional. */
+	void (*teardown)(struct be_state *s);
+};
+
+extern const struct backend backends[];
+extern const int nr_backends;
+
+/* Tear down any back end's instance. */
+void be_close(struct be_state *s);
+
+/* Print "back end: what: strerror(errno)"; returns -1. */
+int be_fail(const struct be_state *s, const char *what);
+
+#endif /* KEVENT_BENCH_H */

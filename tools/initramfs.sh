@@ -1,0 +1,96 @@
+#!/bin/bash
+# Pack the initramfs that tools/selftests.sh boots: a static /init
+# (tools/initramfs/init.c), the kevent kselftests in /tests and the
+# programs of tools/examples in /bin, all statically linked against the
+# UAPI headers of the test kernel. Needs the kernel built in $KDIR.
+#
+#   tools/initramfs.sh      writes $BUILD/initramfs.cpio
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+KSFT=$BUILD/ksft
+CPIO=$BUILD/initramfs.cpio
+SELFTESTS=$TREE/tools/testing/selftests/kevent
+CC=${CC:-gcc}
+# Static: the initramfs has no C library. -isystem: the headers of the
+# kernel under test, not the host's older ones.
+CFLAGS=(-static -O2 -Wall -Wextra -isystem "$KDIR/usr/include")
+
+need_tree
+[ -f "$KDIR/.config" ] || die "no kernel in $KDIR; run tools/kunit.sh first"
+
+log "installing UAPI headers into $KDIR/usr/include"
+make -s -C "$TREE" ARCH=x86_64 O="$KDIR" headers
+
+rm -rf "$KSFT"
+mkdir -p "$KSFT/tests" "$KSFT/bin"
+
+# Programs lib.mk would build, by kind, with the $(OUTPUT)/ it prefixes.
+# Asked from make itself, so the Makefile stays the one list of tests.
+lib_mk_var() {
+	make -s --no-print-directory -C "$SELFTESTS" -f Makefile -f - \
+		OUTPUT="$KSFT/tests" print-var <<<"print-var: ; @echo \$($1)"
+}
+
+if [ -f "$SELFTESTS/Makefile" ]; then
+	log "building $SELFTESTS"
+	# lib.mk appends USERLDFLAGS to LDFLAGS; setting LDFLAGS itself on
+	# the command line would drop the Makefile's own additions.
+	make -s -C "$SELFTESTS" ARCH=x86_64 CC="$CC" OUTPUT="$KSFT/tests" \
+		KHDR_INCLUDES="-isystem $KDIR/usr/include" USERLDFLAGS=-static
+	for p in $(lib_mk_var TEST_GEN_PROGS_EXTENDED); do
+		mv "$p" "$KSFT/bin/"
+	done
+	scripts=$(lib_mk_var TEST_PROGS)
+	[ -z "$scripts" ] || log "warning: no shell in the initramfs; not run: $scripts"
+	# Whatever else lib.mk left (objects, generated files) must not be
+	# taken for a test by /init.
+	keep=" $(lib_mk_var TEST_GEN_PROGS) $(lib_mk_var TEST_CUSTOM_PROGS) "
+	for f in "$KSFT"/tests/*; do
+		[[ $keep == *" $f "* ]] || rm -rf "$f"
+	done
+else
+	log "warning: no $SELFTESTS; the initramfs has no tests"
+fi
+
+# Every tools/examples/NAME.c is one program; the demo is among them.
+# Each must run to completion and exit 0 when all is well: they are run
+# with the tests too (linked into /tests), so the demo cannot rot.
+examples=()
+for src in "$ROOT"/tools/examples/*.c; do
+	[ -e "$src" ] || continue
+	name=$(basename "$src" .c)
+	log "building example $name"
+	"$CC" "${CFLAGS[@]}" -pthread -I"$ROOT/tools/include" -o "$KSFT/bin/$name" "$src"
+	examples+=("$name")
+done
+
+"$CC" "${CFLAGS[@]}" -o "$KSFT/init" "$ROOT/tools/initramfs/init.c"
+
+# gen_init_cpio (built with the kernel) makes device nodes without root.
+gen=$KDIR/usr/gen_init_cpio
+if [ ! -x "$gen" ]; then
+	gen=$KSFT/gen_init_cpio
+	"$CC" -O2 -o "$gen" "$TREE/usr/gen_init_cpio.c"
+fi
+{
+	echo "dir /dev 0755 0 0"
+	echo "nod /dev/console 0600 0 0 c 5 1"
+	echo "nod /dev/null 0666 0 0 c 1 3"
+	echo "dir /proc 0755 0 0"
+	echo "dir /sys 0755 0 0"
+	echo "dir /tmp 1777 0 0"
+	echo "dir /bin 0755 0 0"
+	echo "dir /tests 0755 0 0"
+	echo "file /init $KSFT/init 0755 0 0"
+	for dir in tests bin; do
+		for f in "$KSFT/$dir"/*; do
+			[ -f "$f" ] && echo "file /$dir/$(basename "$f") $f 0755 0 0"
+		done
+	done
+	for name in "${examples[@]}"; do
+		echo "slink /tests/$name /bin/$name 0777 0 0"
+	done
+} >"$KSFT/initramfs.list"
+"$gen" "$KSFT/initramfs.list" >"$CPIO"
+log "$CPIO: $(($(ls "$KSFT/tests" | wc -l) + ${#examples[@]})) programs in /tests"

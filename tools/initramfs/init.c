@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /init of the test initramfs that tools/selftests.sh boots in QEMU.
+ *
+ * Runs every program in /tests in name order, each in its own process
+ * group with a time limit, and copies its output to the console prefixed
+ * with "# ", nested under a KTAP line per program as run_kselftest.sh
+ * does. It counts the results of each program (the harness's
+ * "# Totals:" line, else its "ok"/"not ok" lines, else the exit status)
+ * and ends with "kselftest: N passed, N failed", which the host reads.
+ *
+ * With "--demo" on its command line (after "--" on the kernel's), it runs
+ * /bin/kevent-demo on the console instead and reports its exit status.
+ *
+ * Either way it powers the machine off: QEMU runs with -no-reboot, so a
+ * reboot ends it. Kernel command line settings reach init as environment
+ * variables: ksft_timeout=SECONDS limits each program (default 300).
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TEST_DIR "/tests"
+#define DEMO "/bin/kevent-demo"
+#define KMEMLEAK "/sys/kernel/debug/kmemleak"
+
+struct counts {
+	int pass, fail, skip;
+};
+
+static void mount_fs(const char *type, const char *dir)
+{
+	mkdir(dir, 0755);
+	if (mount(type, dir, type, 0, NULL) && errno != EBUSY)
+		printf("# init: mount %s on %s: %m\n", type, dir);
+}
+
+/* Tests on 127.0.0.1 need the loopback interface up; nothing else does it. */
+static void loopback_up(void)
+{
+	struct ifreq ifr = { .ifr_name = "lo" };
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (s < 0)
+		return;
+	if (!ioctl(s, SIOCGIFFLAGS, &ifr)) {
+		ifr.ifr_flags |= IFF_UP;
+		if (ioctl(s, SIOCSIFFLAGS, &ifr))
+			printf("# init: bringing up lo: %m\n");
+	}
+	close(s);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Reads one line of a test's output into the counts. */
+static void parse_line(const char *line, struct counts *lines,
+		       struct counts *totals, int *have_totals)
+{
+	int pass, fail, xfail, xpass, skip, error;
+
+	if (sscanf(line, "# Totals: pass:%d fail:%d xfail:%d xpass:%d skip:%d error:%d",
+		   &pass, &fail, &xfail, &xpass, &skip, &error) == 6) {
+		/* An expected failure is a pass; an unexpected pass is not. */
+		totals->pass = pass + xfail;
+		totals->fail = fail + xpass + error;
+		totals->skip = skip;
+		*have_totals = 1;
+	} else if (!strncmp(line, "not ok ", 7)) {
+		lines->fail++;
+	} else if (!strncmp(line, "ok ", 3)) {
+		if (strstr(line, "# SKIP"))
+			lines->skip++;
+		else
+			lines->pass++;
+	}
+}
+
+/* Copies complete lines from buf to the console; returns bytes consumed. */
+static size_t drain_lines(char *buf, size_t len, int final, struct counts *lines,
+			  struct counts *totals, int *have_totals)
+{
+	size_t done = 0;
+
+	for (;;) {
+		char *nl = memchr(buf + done, '\n', len - done);
+
+		if (!nl) {
+			if (!final || done == len)
+				return done;
+			nl = buf + len;	/* last line without a newline */
+		}
+		*nl = '\0';
+		printf("# %s\n", buf + done);
+		parse_line(buf + done, lines, totals, have_totals);
+		done = nl - buf + (nl < buf + len);
+		if (done >= len)
+			return len;
+	}
+}
+
+/*
+ * Runs one program with its output on a pipe. Returns its wait status, or
+ * -1 when it had to be killed at the time limit.
+ */
+static int run_captured(const char *path, int timeout, struct counts *lines,
+			struct counts *totals, int *have_totals)
+{
+	/* One spare byte: drain_lines() ends the last line with a NUL. */
+	static char buf[65536 + 1];
+	const size_t size = sizeof(buf) - 1;
+	size_t len = 0;
+	double deadline = now() + timeout;
+	int fds[2], status = 0, exited = 0, timed_out = 0;
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		/* Own group, so a timeout kills the test and its children. */
+		setpgid(0, 0);
+		dup2(fds[1], 1);
+		dup2(fds[1], 2);
+		execl(path, path, (char *)NULL);
+		dprintf(2, "exec %s: %m\n", path);
+		_exit(127);
+	}
+	setpgid(pid, pid);
+	close(fds[1]);
+
+	for (;;) {
+		struct pollfd pfd = { .fd = fds[0], .events = POLLIN };
+		ssize_t n;
+
+		if (!exited && waitpid(pid, &status, WNOHANG) == pid)
+			exited = 1;
+		if (!timed_out && now() > deadline) {
+			kill(-pid, SIGKILL);
+			timed_out = 1;
+		}
+		/* Once the test is gone, read what is left and stop, even if
+		 * a straggler it left behind still holds the pipe open. */
+		if (poll(&pfd, 1, exited ? 0 : 1000) <= 0) {
+			if (exited)
+				break;
+			continue;
+		}
+		n = read(fds[0], buf + len, size - len);
+		if (n <= 0) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			break;
+		}
+		len += n;
+		n = drain_lines(buf, len, len == size, lines, totals, have_totals);
+		memmove(buf, buf + n, len - n);
+		len -= n;
+	}
+	drain_lines(buf, len, 1, lines, totals, have_totals);
+	close(fds[0]);
+	/* The output can end before the test does (it closed stdout). */
+	while (!exited && !timed_out) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			exited = 1;
+		else if (now() > deadline)
+			timed_out = 1;
+		else
+			usleep(100000);
+	}
+	/* Whatever the test left running goes with it. */
+	kill(-pid, SIGKILL);
+	if (!exited)
+		waitpid(pid, &status, 0);
+	return timed_out ? -1 : status;
+}
+
+static int is_program(const struct dirent *d)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	snprintf(path, sizeof(path), TEST_DIR "/%s", d->d_name);
+	return !stat(path, &st) && S_ISREG(st.st_mode) && (st.st_mode & 0111);
+}
+
+static struct counts run_tests(int timeout)
+{
+	struct counts all = { 0 };
+	struct dirent **names;
+	int n = scandir(TEST_DIR, &names, is_program, alphasort);
+
+	printf("TAP version 13\n1..%d\n", n < 0 ? 0 : n);
+	for (int i = 0; i < n; i++) {
+		const char *name = names[i]->d_name;
+		struct counts lines = { 0 }, totals = { 0 }, *c;
+		int have_totals = 0, status, code;
+		char path[PATH_MAX];
+		const char *why = "";
+
+		snprintf(path, sizeof(path), TEST_DIR "/%s", name);
+		printf("# selftests: kevent: %s\n", name);
+		fflush(stdout);
+		status = run_captured(path, timeout, &lines, &totals, &have_totals);
+		c = have_totals ? &totals : &lines;
+		code = status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+
+		if (c->pass + c->fail + c->skip == 0) {
+			/* Not a harness program: its exit status is the result. */
+			if (code == 0)
+				c->pass = 1;
+			else if (code == 4)	/* KSFT_SKIP */
+				c->skip = 1;
+			else
+				c->fail = 1;
+		} else if (code != 0 && code != 4 && c->fail == 0) {
+			/* Died after its last result line, or lied about it. */
+			c->fail = 1;
+		}
+		if (status < 0)
+			why = " # TIMEOUT";
+		else if (WIFSIGNALED(status))
+			why = " # killed by a signal";
+		all.pass += c->pass;
+		all.fail += c->fail;
+		all.skip += c->skip;
+		printf("%sok %d selftests: kevent: %s%s\n",
+		       c->fail ? "not " : "", i + 1, name, why);
+		fflush(stdout);
+		free(names[i]);
+	}
+	if (n < 0)
+		printf("# init: no %s: %m\n", TEST_DIR);
+	else
+		free(names);
+	return all;
+}
+
+/* The demo talks to the console itself; only its exit status is ours. */
+static int run_demo(char **argv, int timeout)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (!pid) {
+		setpgid(0, 0);
+		argv[0] = DEMO;
+		execv(DEMO, argv);
+		printf("demo: exec %s: %m\n", DEMO);
+		_exit(127);
+	}
+	for (int waited = 0; waitpid(pid, &status, WNOHANG) != pid; waited++) {
+		if (waited >= timeout) {
+			kill(-pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			printf("demo: timed out after %d s\n", timeout);
+			return 1;
+		}
+		sleep(1);
+	}
+	kill(-pid, SIGKILL);
+	if (WIFSIGNALED(status)) {
+		printf("demo: killed by signal %d\n", WTERMSIG(status));
+		return 1;
+	}
+	printf("demo: exit status %d\n", WEXITSTATUS(status));
+	return WEXITSTATUS(status);
+}
+
+/*
+ * A kernel with kmemleak: look for objects the tests leaked. Objects must be
+ * some seconds old to count, hence the wait. Any find is also printed by
+ * the kernel ("kmemleak: N new suspected memory leaks"), which fails the run.
+ */
+static void check_leaks(void)
+{
+	char buf[4096];
+	ssize_t n;
+	int fd = open(KMEMLEAK, O_RDWR);
+
+	if (fd < 0)
+		return;
+	printf("# init: kmemleak scan\n");
+	fflush(stdout);
+	sleep(6);
+	for (int i = 0; i < 2; i++)
+		if (write(fd, "scan", 4) < 0)
+			printf("# init: kmemleak scan: %m\n");
+	lseek(fd, 0, SEEK_SET);
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		fwrite(buf, 1, n, stdout);
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	const char *t = getenv("ksft_timeout");
+	int timeout = t ? atoi(t) : 300;
+	int demo = argc > 1 && !strcmp(argv[1], "--demo");
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	mount_fs("proc", "/proc");
+	mount_fs("sysfs", "/sys");
+	mount_fs("devtmpfs", "/dev");
+	mount_fs("tmpfs", "/tmp");
+	mount_fs("debugfs", "/sys/kernel/debug");
+	loopback_up();
+	setenv("PATH", "/tests:/bin", 1);
+	setenv("HOME", "/tmp", 1);
+	setenv("TMPDIR", "/tmp", 1);
+	if (chdir("/tmp"))
+		printf("# init: chdir /tmp: %m\n");
+
+	if (demo) {
+		run_demo(argv + 1, timeout);
+	} else {
+		struct counts c = run_tests(timeout);
+
+		check_leaks();
+		if (c.skip)
+			printf("kselftest: %d skipped\n", c.skip);
+		printf("kselftest: %d passed, %d failed\n", c.pass, c.fail);
+	}
+	fflush(stdout);
+	sync();
+	reboot(RB_AUTOBOOT);
+	return 1;	/* the kernel panics when init exits; panic=-1 ends QEMU */
+}

@@ -1,0 +1,38 @@
+#!/bin/bash
+# Run every test, as CI does: make the tree from kevent.mbox, build the
+# test kernel and run KUnit in it, then the userspace tests. The last line
+# is "N passed, N failed", the sum of both; the status is non-zero if
+# anything failed, including a step that crashed before counting.
+#
+#   tools/test-all.sh
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+tools=$(dirname "$0")
+
+rm -rf "$RESULTS"
+if ! "$tools/tree.sh"; then
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+
+# The userspace tests run even when KUnit failed: both reports help.
+status=0
+"$tools/kunit.sh" || status=1
+"$tools/selftests.sh" || status=1
+
+passed=0 failed=0
+for name in kunit kselftest; do
+	p=0 f=1
+	if [ -f "$RESULTS/$name" ]; then
+		read -r p f <"$RESULTS/$name"
+	else
+		echo "$name: no result" >&2
+	fi
+	passed=$((passed + p)) failed=$((failed + f))
+done
+# A script that failed must show as a failure even if it counted none.
+[ $status = 0 ] || [ $failed -gt 0 ] || failed=1
+
+echo "test-all: $((SECONDS / 60)) min $((SECONDS % 60)) s" >&2
+echo "$passed passed, $failed failed"
+[ $failed = 0 ]
