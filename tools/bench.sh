@@ -40,6 +40,10 @@ if [ ! -f "$KDIR/usr/include/linux/kevent.h" ]; then
 fi
 
 mkdir -p "$OUT"
+# Boot a copy: the build directory may be rebuilt while the guest runs,
+# and the results must name the kernel that was measured.
+cp "$BZIMAGE" "$OUT/bzImage"
+kversion=$(file -b "$OUT/bzImage" | grep -o 'version [^,]*' || true)
 log "building kevent_bench"
 make -s -C "$ROOT/tools/bench" CC="$CC" KHDR="$KDIR/usr/include" OUT="$OUT"
 "$CC" -static -O2 -Wall -o "$OUT/init" "$ROOT/tools/initramfs/init.c"
@@ -76,18 +80,17 @@ done
 
 # TCG runs the guest on host CPUs shared with whatever else runs there.
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-log "booting $BZIMAGE (console log: $LOG)"
+log "booting $BZIMAGE, $kversion (console log: $LOG)"
 qemu_rc=0
 timeout -k 10 "$timeout_s" qemu-system-x86_64 \
 	-nodefaults -machine pc -m 1024 -smp 2 \
-	-kernel "$BZIMAGE" -initrd "$OUT/initramfs.cpio" -append "$cmdline" \
+	-kernel "$OUT/bzImage" -initrd "$OUT/initramfs.cpio" -append "$cmdline" \
 	-bios qboot.rom -display none -serial stdio -no-reboot \
 	</dev/null 2>&1 | stdbuf -oL tr -d '\r' | tee "$LOG" || qemu_rc=$?
 [ $qemu_rc = 124 ] && echo "QEMU timed out after $timeout_s s" >&2
 
 # The kernel's debugging options slow some paths far more than others
 # (lockdep: every lock; KASAN: every access): they belong with the numbers.
-# (Read after the boot, so a rebuild meanwhile is flagged below.)
 debug=$(grep -E '^CONFIG_(KASAN|PROVE_LOCKING|LOCKDEP|DEBUG_LIST|DEBUG_OBJECTS|KMEMLEAK|DEBUG_KMEMLEAK|KFENCE|SMP|PREEMPT|PREEMPT_NONE|PREEMPT_VOLUNTARY|HZ)=' \
 	"$KDIR/.config" 2>/dev/null | sed 's/^CONFIG_//' | xargs || true)
 {
@@ -95,9 +98,9 @@ debug=$(grep -E '^CONFIG_(KASAN|PROVE_LOCKING|LOCKDEP|DEBUG_LIST|DEBUG_OBJECTS|K
 	echo "load:   $load_before before the boot, $(cut -d' ' -f1-3 /proc/loadavg) after (1, 5, 15 min)"
 	echo "QEMU:   $(qemu-system-x86_64 --version | head -n 1), TCG (no KVM), -smp 2 -m 1024"
 	echo "kernel: $BZIMAGE"
-	echo "        $(file -b "$BZIMAGE" | grep -o 'version [^,]*' || true)"
+	echo "        $kversion"
 	echo "        $debug"
-	[ "$KDIR/.config" -nt "$BZIMAGE" ] &&
+	[ "$KDIR/.config" -nt "$OUT/bzImage" ] &&
 		echo "        (from $KDIR/.config, which is newer than the bzImage: a build in progress?)"
 	echo
 	# The benchmark's own output, without /init's "# " prefix.
