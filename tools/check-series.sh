@@ -51,7 +51,7 @@ for c in "${commits[@]}"; do
 	i=$((i + 1))
 	name=$(printf '%04d' $i)
 	subject=$(git -C "$TREE" log -1 --format='%h %s' "$c")
-	log "[$i/$n] $subject"
+	log "[$i/$n] building and checking"
 	git -C "$src" checkout -q --detach "$c"
 
 	if ! build "$name"; then
