@@ -3,7 +3,9 @@
 # KVM): builds tools/bench/kevent_bench statically, packs it with the test
 # /init (tools/initramfs/init.c) into an initramfs, boots it and prints the
 # tables. The console log goes to $BUILD/bench.log and the results, with
-# the host, QEMU and kernel details, to $BUILD/bench.txt.
+# the host, QEMU and kernel details, to $BUILD/bench.txt (or, when the run
+# failed, $BUILD/bench.failed.txt, so that a failure does not overwrite the
+# last good results).
 #
 #   tools/bench.sh
 #
@@ -106,7 +108,7 @@ debug=$(grep -E '^CONFIG_(KASAN|PROVE_LOCKING|LOCKDEP|DEBUG_LIST|DEBUG_OBJECTS|K
 	# The benchmark's own output, without /init's "# " prefix.
 	sed -n '/^# selftests: kevent: kevent_bench/,/^\(not \)\?ok [0-9]* selftests: kevent: kevent_bench/p' "$LOG" |
 		sed -n 's/^# \?//p' | sed 1d
-} >"$TXT"
+} >"$TXT.new"
 
 result=$(grep -aE '^(not )?ok [0-9]+ selftests: kevent: kevent_bench' "$LOG" || true)
 splat=0
@@ -115,10 +117,14 @@ if splats=$(find_splats "$LOG"); then
 	printf 'kernel splat in %s:\n%s\n' "$LOG" "$splats" >&2
 fi
 echo
-cat "$TXT"
+cat "$TXT.new"
 echo
-echo "results in $TXT"
-case $result in
-ok*) [ $splat = 0 ] ;;
-*) echo "kevent_bench did not finish, or failed: ${result:-no result line}" >&2; exit 1 ;;
-esac
+if [[ $result == ok* ]] && [ $splat = 0 ]; then
+	mv "$TXT.new" "$TXT"
+	echo "results in $TXT"
+	exit 0
+fi
+mv "$TXT.new" "$BUILD/bench.failed.txt"
+echo "kevent_bench did not finish, or failed: ${result:-no result line};" \
+	"output in $BUILD/bench.failed.txt" >&2
+exit 1
