@@ -50,6 +50,7 @@
 #define MAX_READY	64
 #define BUF_SIZE	65536
 #define IDLE_MS		20000	/* the server gives up after this long idle */
+#define RUN_LIMIT_S	120	/* the whole program fails after this long */
 
 /* ------------------------------------------------------------------ */
 /* The event loop's back ends: register, change, wait                  */
@@ -364,6 +365,10 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* The clients of the current run, for on_alarm(). */
+static pid_t *volatile client_pids;
+static volatile int nr_clients;
+
 /* One server run with its clients; returns messages per second, or -1. */
 static double run(const struct loop_ops *ops, const struct load *l)
 {
@@ -372,6 +377,9 @@ static double run(const struct loop_ops *ops, const struct load *l)
 	int lfd, i, started, status, failed = 0;
 	pid_t *pids = calloc(l->clients, sizeof(*pids));
 	double t0, t;
+
+	client_pids = pids;
+	nr_clients = 0;
 
 	lfd = listener(l->tcp, &addr, &alen);
 	if (lfd < 0 || !pids)
@@ -385,6 +393,7 @@ static double run(const struct loop_ops *ops, const struct load *l)
 			failed = 1;
 			break;
 		}
+		nr_clients = started + 1;
 		if (!pids[started]) {
 			close(lfd);
 			_exit(client((struct sockaddr *)&addr, alen, l, started));
@@ -402,8 +411,24 @@ static double run(const struct loop_ops *ops, const struct load *l)
 		    WEXITSTATUS(status))
 			failed = 1;
 	close(lfd);
+	nr_clients = 0;
 	free(pids);
 	return failed ? -1 : l->clients * l->messages / t;
+}
+
+/* A stuck run must fail, and say so, rather than hang its caller. */
+static void on_alarm(int sig)
+{
+	static const char msg[] = "echo: FAILED: time limit reached\n";
+	int i;
+
+	(void)sig;
+	for (i = 0; i < nr_clients; i++)
+		if (client_pids[i] > 0)
+			kill(client_pids[i], SIGKILL);
+	if (write(STDOUT_FILENO, msg, sizeof(msg) - 1) < 0)
+		_exit(3);
+	_exit(1);
 }
 
 int main(int argc, char **argv)
@@ -431,6 +456,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	signal(SIGALRM, on_alarm);
+	alarm(RUN_LIMIT_S);
 	printf("echo: %d clients x %d messages x %d bytes (one short run per "
 	       "back end: the rates are\n  rough, and under QEMU TCG only "
 	       "their ratio means anything; see tools/bench)\n",
