@@ -21,9 +21,11 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +80,14 @@ static const char *type_name(uint32_t type)
 #ifdef KEVENT_TYPE_POLL
 	case KEVENT_TYPE_POLL:
 		return "poll";
+#endif
+#ifdef KEVENT_TYPE_TIMER
+	case KEVENT_TYPE_TIMER:
+		return "timer";
+#endif
+#ifdef KEVENT_TYPE_INODE
+	case KEVENT_TYPE_INODE:
+		return "inode";
 #endif
 	default:
 		return "?";
@@ -493,6 +503,131 @@ static int demo_pipe(int kfd)
 }
 #endif /* KEVENT_TYPE_POLL */
 
+#ifdef KEVENT_TYPE_TIMER
+/*
+ * Timers: a one-shot and a periodic one in the same instance as
+ * everything else. A late reader is told how many periods went by.
+ */
+static int demo_timer(int kfd)
+{
+	static struct cookie once = { "one-shot" }, tick = { "every 20 ms" };
+	struct ukevent ev[4], *periodic;
+	bool seen_once;
+	long long t0;
+	int n, err;
+
+	err = kevent_timer_add(kfd, 1, 50 * 1000000ULL, 0, 0, 0,
+			       to_user_data(&once));
+	if (err == -EOPNOTSUPP) {
+		printf("KEVENT_TYPE_TIMER is not in this kernel: skipped\n");
+		return 0;
+	}
+	CHECK(err == 0, "add one-shot: %s", strerror(-err));
+	err = kevent_timer_add(kfd, 2, 20 * 1000000ULL, 20 * 1000000ULL, 0, 0,
+			       to_user_data(&tick));
+	CHECK(err == 0, "add periodic: %s", strerror(-err));
+	printf("Timer 1 fires once in 50 ms; timer 2 every 20 ms\n");
+
+	printf("Waiting for the first expiry:\n");
+	t0 = now_ms();
+	n = collect(kfd, ev, 4, 1, 10000);
+	CHECK(n >= 1 && ev[0].type == KEVENT_TYPE_TIMER && ev[0].id == 2 &&
+	      ev[0].ret_data >= 1, "expected timer 2 first");
+	/* A slow machine may already have the one-shot too. */
+	seen_once = n == 2 && ev[1].id == 1 && ev[1].ret_data == 1;
+
+	printf("Not collecting for 200 ms; then:\n");
+	sleep_ms(200);
+	n = collect(kfd, ev, 4, seen_once ? 1 : 2, 10000);
+	CHECK(n == (seen_once ? 1 : 2), "expected %d timers, got %d",
+	      seen_once ? 1 : 2, n);
+	periodic = &ev[0];
+	if (n == 2) {
+		CHECK(ev[0].id == 1 || ev[1].id == 1, "the one-shot is missing");
+		if (ev[0].id == 1)
+			periodic = &ev[1];
+	}
+	CHECK(periodic->id == 2 && periodic->ret_data >= 5,
+	      "a late reader should be told of every missed period");
+	printf("  (the periodic timer counted the periods missed, %lld ms "
+	       "after the first wait)\n", now_ms() - t0);
+
+	printf("An expired one-shot timer stays registered, as a timerfd "
+	       "does\n(KEVENT_REQ_ONESHOT would remove it); removing it:\n");
+	err = kevent_remove_one(kfd, KEVENT_TYPE_TIMER, 1);
+	printf("  %s\n", err ? strerror(-err) : "ok");
+	CHECK(err == 0, "remove one-shot: %s", strerror(-err));
+	err = kevent_remove_one(kfd, KEVENT_TYPE_TIMER, 2);
+	CHECK(err == 0, "remove periodic: %s", strerror(-err));
+	printf("Periodic timer removed; nothing more arrives:\n");
+	sleep_ms(50);
+	n = collect(kfd, ev, 4, 0, 0);
+	CHECK(n == 0, "a removed timer fired");
+	return 0;
+}
+#endif /* KEVENT_TYPE_TIMER */
+
+#ifdef KEVENT_TYPE_INODE
+/*
+ * A directory: entries created and removed are reported, a burst as one
+ * event; removing the directory itself breaks the kevent.
+ */
+static int demo_directory(int kfd)
+{
+	static struct cookie c = { "spool dir" };
+	char dir[] = "/tmp/kevent-demo-XXXXXX", path[64];
+	struct ukevent uk, ev[4];
+	int dfd, fd, n, i, err;
+
+	CHECK(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CHECK(dfd >= 0, "open: %s", strerror(errno));
+	kevent_set(&uk, KEVENT_TYPE_INODE, dfd, KEVENT_INODE_EVENTS, 0,
+		   to_user_data(&c));
+	err = kevent_ctl_one(kfd, KEVENT_CTL_ADD, &uk);
+	if (err == -EOPNOTSUPP) {
+		printf("KEVENT_TYPE_INODE is not in this kernel: skipped\n");
+		close(dfd);
+		rmdir(dir);
+		return 0;
+	}
+	CHECK(err == 0, "add: %s", strerror(-err));
+	printf("Directory %s (fd %d) watched for entries created and "
+	       "removed\n", dir, dfd);
+
+	printf("Three files are created:\n");
+	for (i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/job%d", dir, i);
+		fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+		CHECK(fd >= 0, "create: %s", strerror(errno));
+		close(fd);
+	}
+	n = collect(kfd, ev, 4, 1, 10000);
+	CHECK(n == 1 && ev[0].ret_data == KEVENT_INODE_CREATE,
+	      "expected one CREATE event for the burst");
+
+	printf("They are processed and removed:\n");
+	for (i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/job%d", dir, i);
+		CHECK(unlink(path) == 0, "unlink: %s", strerror(errno));
+	}
+	n = collect(kfd, ev, 4, 1, 10000);
+	CHECK(n == 1 && ev[0].ret_data == KEVENT_INODE_REMOVE,
+	      "expected one REMOVE event");
+
+	printf("The directory itself is removed and closed:\n");
+	CHECK(rmdir(dir) == 0, "rmdir: %s", strerror(errno));
+	close(dfd);
+	n = collect(kfd, ev, 4, 1, 10000);
+	CHECK(n == 1 && (ev[0].ret_flags & KEVENT_RET_BROKEN),
+	      "expected the kevent to come broken");
+	err = kevent_remove_one(kfd, KEVENT_TYPE_INODE, dfd);
+	CHECK(err == -ENOENT, "a broken kevent stays registered");
+	printf("  (delivered broken once, then removed by the kernel)\n");
+	return 0;
+}
+#endif /* KEVENT_TYPE_INODE */
+
 /* ------------------------------------------------------------------ */
 /* Driver                                                              */
 /* ------------------------------------------------------------------ */
@@ -511,7 +646,13 @@ static const struct demo {
 #ifdef KEVENT_TYPE_POLL
 	{ "a pipe, through KEVENT_TYPE_POLL", demo_pipe },
 #endif
-	/* Sources to come: { "timers", demo_timer }, { "sockets", ... }, ... */
+#ifdef KEVENT_TYPE_TIMER
+	{ "timers, through KEVENT_TYPE_TIMER", demo_timer },
+#endif
+#ifdef KEVENT_TYPE_INODE
+	{ "a directory, through KEVENT_TYPE_INODE", demo_directory },
+#endif
+	/* Sources to come: { "sockets", ... }, ... */
 };
 
 int main(void)

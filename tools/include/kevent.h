@@ -196,6 +196,28 @@ static inline int kevent_trigger_one(int fd, uint64_t id)
 	return kevent_ctl_one(fd, KEVENT_CTL_TRIGGER, &uk);
 }
 
+#ifdef KEVENT_TYPE_TIMER
+/*
+ * Arm the timer @id: first expiry @first_ns from now (or at @first_ns of
+ * its clock with KEVENT_TIMER_ABSTIME in @clock_flags), then every
+ * @period_ns (0: one-shot). Each event's ret_data is the number of
+ * expirations since the previous one. Returns 0 or -errno.
+ */
+static inline int kevent_timer_add(int fd, uint64_t id, uint64_t first_ns,
+				   uint64_t period_ns, uint32_t clock_flags,
+				   uint32_t req_flags, uint64_t user_data)
+{
+	struct ukevent uk;
+
+	kevent_set(&uk, KEVENT_TYPE_TIMER, id, KEVENT_TIMER_EXPIRED,
+		   req_flags, user_data);
+	uk.args[0] = first_ns;
+	uk.args[1] = period_ns;
+	uk.arg_flags = clock_flags;
+	return kevent_ctl_one(fd, KEVENT_CTL_ADD, &uk);
+}
+#endif
+
 /* A __kernel_timespec of @ms milliseconds, for kevent_get_events(). */
 static inline struct __kernel_timespec kevent_ms(long long ms)
 {
