@@ -83,13 +83,8 @@ done
 # TCG runs the guest on host CPUs shared with whatever else runs there.
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 log "booting $BZIMAGE, $kversion (console log: $LOG)"
-qemu_rc=0
-timeout -k 10 "$timeout_s" qemu-system-x86_64 \
-	-nodefaults -machine pc -m 1024 -smp 2 \
-	-kernel "$OUT/bzImage" -initrd "$OUT/initramfs.cpio" -append "$cmdline" \
-	-bios qboot.rom -display none -serial stdio -no-reboot \
-	</dev/null 2>&1 | stdbuf -oL tr -d '\r' | tee "$LOG" || qemu_rc=$?
-[ $qemu_rc = 124 ] && echo "QEMU timed out after $timeout_s s" >&2
+# A crash or a timeout shows as missing results below.
+qemu_boot "$OUT/bzImage" "$OUT/initramfs.cpio" "$cmdline" "$LOG" "$timeout_s" || true
 
 # The kernel's debugging options slow some paths far more than others
 # (lockdep: every lock; KASAN: every access): they belong with the numbers.
@@ -98,7 +93,7 @@ debug=$(grep -E '^CONFIG_(KASAN|PROVE_LOCKING|LOCKDEP|DEBUG_LIST|DEBUG_OBJECTS|K
 {
 	echo "host:   $(uname -srm), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs)"
 	echo "load:   $load_before before the boot, $(cut -d' ' -f1-3 /proc/loadavg) after (1, 5, 15 min)"
-	echo "QEMU:   $(qemu-system-x86_64 --version | head -n 1), TCG (no KVM), -smp 2 -m 1024"
+	echo "QEMU:   $(qemu-system-x86_64 --version | head -n 1), $QEMU_MACHINE"
 	echo "kernel: $BZIMAGE"
 	echo "        $kversion"
 	echo "        $debug"

@@ -82,6 +82,26 @@ kunit_py() {
 		--build_dir="$KDIR" "${jobs[@]}" "$@")
 }
 
+# How every script boots a test kernel, so that tests, demo and benchmark
+# run on the same virtual machine: TCG, never KVM (results must not depend
+# on the host having it, and KVM fails on some CI hosts), two CPUs so that
+# SMP races can happen, the console on the serial port.
+QEMU_MACHINE="TCG (no KVM), -smp 2 -m 1024"
+
+# qemu_boot BZIMAGE INITRAMFS CMDLINE LOG TIMEOUT: boot, copy the console
+# to stdout and LOG, and return QEMU's status (124 after TIMEOUT seconds).
+# The guest ends the run by rebooting (-no-reboot makes that an exit).
+qemu_boot() {
+	local rc=0
+	timeout -k 10 "$5" qemu-system-x86_64 \
+		-nodefaults -machine pc -m 1024 -smp 2 \
+		-kernel "$1" -initrd "$2" -append "$3" \
+		-bios qboot.rom -display none -serial stdio -no-reboot \
+		</dev/null 2>&1 | stdbuf -oL tr -d '\r' | tee "$4" || rc=$?
+	[ $rc = 124 ] && echo "QEMU timed out after $5 s" >&2
+	return $rc
+}
+
 # Kernel messages that mean a bug, whatever the tests said. Lines of a log
 # that match are printed; the status is 0 when there is at least one.
 SPLAT_RE='BUG:|WARNING:|Oops|KASAN:|UBSAN:|Kernel panic|general protection|Call Trace:|possible circular locking|inconsistent lock state|possible recursive locking|suspicious RCU usage|kmemleak: .*new suspected memory leak|blocked for more than [0-9]+ seconds|detected stalls? on CPU|self-detected stall'

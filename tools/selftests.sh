@@ -44,13 +44,8 @@ cmdline="console=ttyS0 kunit.enable=0 panic=-1 ksft_timeout=$ksft_timeout"
 [ $mode = demo ] && cmdline+=" -- --demo"
 
 log "booting $BZIMAGE (console log: $log)"
-qemu_rc=0
-timeout -k 10 "$boot_timeout" qemu-system-x86_64 \
-	-nodefaults -machine pc -m 1024 -smp 2 \
-	-kernel "$BZIMAGE" -initrd "$BUILD/initramfs.cpio" -append "$cmdline" \
-	-bios qboot.rom -display none -serial stdio -no-reboot \
-	</dev/null 2>&1 | tr -d '\r' | tee "$log" || qemu_rc=$?
-[ $qemu_rc = 124 ] && echo "QEMU timed out after $boot_timeout s" >&2
+# A crash or a timeout shows as a missing summary line below.
+qemu_boot "$BZIMAGE" "$BUILD/initramfs.cpio" "$cmdline" "$log" "$boot_timeout" || true
 
 splat=0
 if splats=$(find_splats "$log"); then
