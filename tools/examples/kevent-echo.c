@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kevent-echo: an echo server whose one event loop waits on kevent
- * (KEVENT_TYPE_POLL), and the same server on epoll, each driven by a load
+ * (KEVENT_TYPE_POLL, or KEVENT_TYPE_SOCKET), the same server on epoll,
+ * and one on completions (KEVENT_TYPE_AIO), each driven by a load
  * generator in the same program.
  *
- *   kevent-echo [-t] [-c CLIENTS] [-n MESSAGES] [-s SIZE] [-b kevent|epoll]
+ *   kevent-echo [-t] [-c CLIENTS] [-n MESSAGES] [-s SIZE] [-b BACKEND]
  *
+ *   BACKEND: kevent, kevent-socket, kevent-aio or epoll
  *   -t   loopback TCP (127.0.0.1) instead of AF_UNIX stream sockets
  *   -c   client processes (default 4), each with its own connection
  *   -n   messages per client (default 200), each echoed before the next
  *   -s   message size in bytes (default 64)
- *   -b   run only this back end (default: kevent, then epoll)
+ *   -b   run only this back end (default: all, epoll last)
  *
  * Without -t it serves AF_UNIX and then loopback TCP. Every client checks
  * that each echo is its own message, byte for byte; the program exits 0
@@ -24,7 +26,9 @@
  * connection are registered with their file descriptor as cookie. It
  * reads what is there and writes it back; when a write is short it waits
  * for POLLOUT instead of POLLIN until the rest is out (KEVENT_CTL_MODIFY,
- * or EPOLL_CTL_MOD). Closing a connection removes its registration.
+ * or EPOLL_CTL_MOD). Closing a connection removes its registration. The
+ * kevent-aio server instead keeps one receive or send in flight per
+ * connection and is told when it has completed (serve_aio()).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -68,6 +72,8 @@ struct loop_ops {
 	int (*watch)(int efd, int fd, unsigned int events, bool mod);
 	/* Wait up to @ms for ready fds; returns how many (0: none), or -1. */
 	int (*wait)(int efd, struct ready *r, int max, int ms);
+	/* A server of its own, not on readiness (the others are NULL). */
+	int (*serve)(int lfd, int clients);
 };
 
 static int kev_init(void)
@@ -99,6 +105,48 @@ static int kev_wait(int efd, struct ready *r, int max, int ms)
 	return n;
 }
 
+/*
+ * KEVENT_TYPE_SOCKET: the socket's own events. POLLIN asks for RECV and
+ * ACCEPT, so one watch call serves the listener (which reports ACCEPT)
+ * and the connections (which report RECV).
+ */
+static int ksock_watch(int efd, int fd, unsigned int events, bool mod)
+{
+	uint32_t ev = 0;
+	int err;
+
+	if (events & POLLIN)
+		ev |= KEVENT_SOCKET_RECV | KEVENT_SOCKET_ACCEPT;
+	if (events & POLLOUT)
+		ev |= KEVENT_SOCKET_SEND;
+	err = mod ? kevent_modify_one(efd, KEVENT_TYPE_SOCKET, fd, ev, 0, fd)
+		  : kevent_socket_add(efd, fd, ev, 0, fd);
+	errno = -err;
+	return err ? -1 : 0;
+}
+
+static int ksock_wait(int efd, struct ready *r, int max, int ms)
+{
+	struct __kernel_timespec to = kevent_ms(ms);
+	struct ukevent ev[MAX_READY];
+	uint32_t ready;
+	int i, n;
+
+	n = kevent_get_events(efd, 1, max < MAX_READY ? max : MAX_READY, ev,
+			      &to, NULL);
+	for (i = 0; i < n; i++) {
+		ready = KEVENT_SOCKET_READY(ev[i].ret_data);
+		r[i].fd = ev[i].user_data;
+		r[i].revents =
+			(ready & (KEVENT_SOCKET_RECV | KEVENT_SOCKET_ACCEPT) ?
+			 POLLIN : 0) |
+			(ready & KEVENT_SOCKET_SEND ? POLLOUT : 0) |
+			(ready & KEVENT_SOCKET_HUP ? POLLHUP : 0) |
+			(ready & KEVENT_SOCKET_ERROR ? POLLERR : 0);
+	}
+	return n;
+}
+
 static int ep_init(void)
 {
 	return epoll_create1(EPOLL_CLOEXEC);
@@ -124,10 +172,16 @@ static int ep_wait(int efd, struct ready *r, int max, int ms)
 	return n;
 }
 
+static int serve_aio(int lfd, int clients);
+
 static const struct loop_ops loops[] = {
-	{ "kevent", kev_init, kev_watch, kev_wait },
-	{ "epoll", ep_init, ep_watch, ep_wait },
+	{ "kevent", kev_init, kev_watch, kev_wait, NULL },
+	{ "kevent-socket", kev_init, ksock_watch, ksock_wait, NULL },
+	{ "kevent-aio", NULL, NULL, NULL, serve_aio },
+	{ "epoll", ep_init, ep_watch, ep_wait, NULL },
 };
+#define NR_LOOPS	((int)(sizeof(loops) / sizeof(loops[0])))
+#define EPOLL_LOOP	(NR_LOOPS - 1)	/* the reference, last */
 
 /* ------------------------------------------------------------------ */
 /* The server                                                          */
@@ -257,6 +311,88 @@ static int serve(const struct loop_ops *ops, int lfd, int clients)
 				perror("accept");
 				goto out;
 			}
+		}
+	}
+out:
+	close(efd);
+	return closed == clients ? 0 : -1;
+}
+
+/*
+ * The same server on completions (KEVENT_TYPE_AIO): the kernel moves the
+ * data, the loop only hears that it has. Each connection has one
+ * operation in flight, a receive into its buffer or the send of what that
+ * receive got; the listener is watched with KEVENT_TYPE_SOCKET.
+ */
+static int aio_event(int efd, const struct ukevent *ev)
+{
+	int fd = ev->user_data;
+	struct conn *c = conn_get(fd);
+	int err;
+
+	if (!c)
+		return -1;
+	if ((ev->ret_flags & KEVENT_RET_BROKEN) ||
+	    (ev->event == KEVENT_AIO_RECV && !ev->ret_data)) {
+		close(fd);		/* nothing is in flight on it */
+		return 1;
+	}
+	if (ev->event == KEVENT_AIO_RECV)
+		err = kevent_aio_add(efd, KEVENT_AIO_SEND, fd, 0, c->buf,
+				     ev->ret_data, fd);
+	else
+		err = kevent_aio_add(efd, KEVENT_AIO_RECV, fd, 0, c->buf,
+				     BUF_SIZE, fd);
+	errno = -err;
+	return err ? -1 : 0;
+}
+
+static int aio_accept(int efd, int lfd)
+{
+	struct conn *c;
+	int fd, err;
+
+	while ((fd = accept4(lfd, NULL, NULL,
+			     SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+		c = conn_get(fd);
+		err = c ? kevent_aio_add(efd, KEVENT_AIO_RECV, fd, 0, c->buf,
+					 BUF_SIZE, fd) : -ENOMEM;
+		if (err) {
+			errno = -err;
+			return -1;
+		}
+	}
+	return errno == EAGAIN ? 0 : -1;
+}
+
+static int serve_aio(int lfd, int clients)
+{
+	struct __kernel_timespec to = kevent_ms(IDLE_MS);
+	struct ukevent ev[MAX_READY];
+	int efd, closed = 0, i, n, ret;
+
+	efd = kevent_init(0, KEVENT_CLOEXEC);
+	if (efd < 0 || kevent_socket_add(efd, lfd, KEVENT_SOCKET_ACCEPT, 0, lfd)) {
+		perror("kevent-aio");
+		return -1;
+	}
+	while (closed < clients) {
+		n = kevent_get_events(efd, 1, MAX_READY, ev, &to, NULL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			fprintf(stderr, "server: %s\n", n ? strerror(errno) :
+				"nothing for a while");
+			break;
+		}
+		for (i = 0; i < n; i++) {
+			ret = ev[i].type == KEVENT_TYPE_SOCKET ?
+				aio_accept(efd, lfd) : aio_event(efd, &ev[i]);
+			if (ret < 0) {
+				perror("kevent-aio");
+				goto out;
+			}
+			closed += ret;
 		}
 	}
 out:
@@ -399,7 +535,8 @@ static double run(const struct loop_ops *ops, const struct load *l)
 			_exit(client((struct sockaddr *)&addr, alen, l, started));
 		}
 	}
-	if (failed || serve(ops, lfd, l->clients)) {
+	if (failed || (ops->serve ? ops->serve(lfd, l->clients)
+				  : serve(ops, lfd, l->clients))) {
 		/* Clients may be waiting for an echo that will not come. */
 		failed = 1;
 		for (i = 0; i < started; i++)
@@ -447,7 +584,7 @@ int main(int argc, char **argv)
 		case 'b': only = optarg; break;
 		default:
 			fprintf(stderr, "usage: %s [-t] [-c clients] [-n messages] "
-				"[-s size] [-b kevent|epoll]\n", argv[0]);
+				"[-s size] [-b backend]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -464,25 +601,27 @@ int main(int argc, char **argv)
 	       l.clients, l.messages, l.size);
 
 	for (t = tcp_only; t < 2; t++) {
-		double rate[2] = { 0, 0 };
+		double rate[NR_LOOPS] = { 0 };
 
 		l.tcp = t;
-		for (b = 0; b < 2; b++) {
+		for (b = 0; b < NR_LOOPS; b++) {
 			if (only && strcmp(only, loops[b].name))
 				continue;
 			rate[b] = run(&loops[b], &l);
 			if (rate[b] < 0) {
-				printf("  %-6s %-7s FAILED\n", loops[b].name,
+				printf("  %-13s %-7s FAILED\n", loops[b].name,
 				       t ? "TCP" : "AF_UNIX");
 				fail = 1;
 				continue;
 			}
-			printf("  %-6s %-7s %8.0f messages/s\n", loops[b].name,
+			printf("  %-13s %-7s %8.0f messages/s\n", loops[b].name,
 			       t ? "TCP" : "AF_UNIX", rate[b]);
 		}
-		if (rate[0] > 0 && rate[1] > 0)
-			printf("  kevent/epoll (%s) = %.2fx\n",
-			       t ? "TCP" : "AF_UNIX", rate[0] / rate[1]);
+		for (b = 0; b < EPOLL_LOOP; b++)
+			if (rate[b] > 0 && rate[EPOLL_LOOP] > 0)
+				printf("  %s/epoll (%s) = %.2fx\n", loops[b].name,
+				       t ? "TCP" : "AF_UNIX",
+				       rate[b] / rate[EPOLL_LOOP]);
 	}
 	printf("echo: %s\n", fail ? "FAILED" : "every message came back intact");
 	return fail;

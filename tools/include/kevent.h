@@ -61,7 +61,8 @@
 
 /**
  * kevent_init() - make a kevent instance
- * @ring_entries: must be 0 (a mapped ring is not implemented yet).
+ * @ring_entries: 0, or the slots of a mapped ring (a power of two, see
+ *                KEVENT_RING_SIZE() and kevent_wait() in <linux/kevent.h>).
  * @flags:        0 or KEVENT_CLOEXEC.
  *
  * Return: a file descriptor, or -1 with errno set (EINVAL for bad
@@ -214,6 +215,56 @@ static inline int kevent_timer_add(int fd, uint64_t id, uint64_t first_ns,
 	uk.args[0] = first_ns;
 	uk.args[1] = period_ns;
 	uk.arg_flags = clock_flags;
+	return kevent_ctl_one(fd, KEVENT_CTL_ADD, &uk);
+}
+#endif
+
+#ifdef KEVENT_TYPE_SOCKET
+/*
+ * Watch socket @sock for KEVENT_SOCKET_* @events. A delivered event's
+ * ready events are KEVENT_SOCKET_READY(ret_data) and, with ACCEPT, the
+ * accept queue's length is KEVENT_SOCKET_BACKLOG(ret_data). Returns 0 or
+ * -errno.
+ */
+static inline int kevent_socket_add(int fd, int sock, uint32_t events,
+				    uint32_t req_flags, uint64_t user_data)
+{
+	return kevent_add_one(fd, KEVENT_TYPE_SOCKET, (uint64_t)sock, events,
+			      req_flags, user_data);
+}
+#endif
+
+#ifdef KEVENT_TYPE_AIO
+/*
+ * Start one asynchronous operation on socket @sock: KEVENT_AIO_RECV into,
+ * or KEVENT_AIO_SEND from, the @len bytes at @buf. @tag tells apart
+ * operations in flight on one socket. The completion is delivered once,
+ * with the bytes moved in ret_data (or KEVENT_RET_BROKEN and ret_error);
+ * the buffer must stay allocated until then. Returns 0 or -errno.
+ */
+static inline int kevent_aio_add(int fd, uint32_t op, int sock, uint32_t tag,
+				 void *buf, uint64_t len, uint64_t user_data)
+{
+	struct ukevent uk;
+
+	kevent_set(&uk, KEVENT_TYPE_AIO, KEVENT_AIO_ID(sock, tag), op,
+		   KEVENT_REQ_ONESHOT, user_data);
+	uk.args[0] = (uint64_t)(uintptr_t)buf;
+	uk.args[1] = len;
+	return kevent_ctl_one(fd, KEVENT_CTL_ADD, &uk);
+}
+
+/* Send @count bytes of file @file_fd from @offset on socket @sock. */
+static inline int kevent_aio_sendfile(int fd, int sock, int file_fd,
+				      uint64_t offset, uint64_t count,
+				      uint64_t user_data)
+{
+	struct ukevent uk;
+
+	kevent_set(&uk, KEVENT_TYPE_AIO, KEVENT_AIO_ID(sock, file_fd),
+		   KEVENT_AIO_SENDFILE, KEVENT_REQ_ONESHOT, user_data);
+	uk.args[0] = offset;
+	uk.args[1] = count;
 	return kevent_ctl_one(fd, KEVENT_CTL_ADD, &uk);
 }
 #endif
