@@ -31,6 +31,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include "kevent.h"
 
@@ -89,6 +92,14 @@ static const char *type_name(uint32_t type)
 	case KEVENT_TYPE_INODE:
 		return "inode";
 #endif
+#ifdef KEVENT_TYPE_SOCKET
+	case KEVENT_TYPE_SOCKET:
+		return "socket";
+#endif
+#ifdef KEVENT_TYPE_AIO
+	case KEVENT_TYPE_AIO:
+		return "aio";
+#endif
 	default:
 		return "?";
 	}
@@ -104,6 +115,23 @@ static void print_event(const struct ukevent *ev)
 			 (uint64_t)ev->ret_data,
 			 ev->ret_data & POLLIN ? " (POLLIN)" : "",
 			 ev->ret_data & POLLHUP ? " (POLLHUP)" : "");
+	else
+#endif
+#ifdef KEVENT_TYPE_SOCKET
+	if (ev->type == KEVENT_TYPE_SOCKET)
+		snprintf(data, sizeof(data), "ready=%s%s%s%s%s backlog=%u",
+			 ev->ret_data & KEVENT_SOCKET_RECV ? " RECV" : "",
+			 ev->ret_data & KEVENT_SOCKET_SEND ? " SEND" : "",
+			 ev->ret_data & KEVENT_SOCKET_ACCEPT ? " ACCEPT" : "",
+			 ev->ret_data & KEVENT_SOCKET_HUP ? " HUP" : "",
+			 ev->ret_data & KEVENT_SOCKET_ERROR ? " ERROR" : "",
+			 KEVENT_SOCKET_BACKLOG(ev->ret_data));
+	else
+#endif
+#ifdef KEVENT_TYPE_AIO
+	if (ev->type == KEVENT_TYPE_AIO)
+		snprintf(data, sizeof(data), "bytes=%" PRIu64 " error=%d",
+			 (uint64_t)ev->ret_data, ev->ret_error);
 	else
 #endif
 		snprintf(data, sizeof(data), "ret_data=%" PRIu64,
@@ -628,6 +656,144 @@ static int demo_directory(int kfd)
 }
 #endif /* KEVENT_TYPE_INODE */
 
+#ifdef KEVENT_TYPE_SOCKET
+/* A TCP listener on 127.0.0.1, port chosen by the kernel. */
+static int tcp_listener(struct sockaddr_in *addr)
+{
+	socklen_t alen = sizeof(*addr);
+	int fd;
+
+	memset(addr, 0, sizeof(*addr));
+	addr->sin_family = AF_INET;
+	addr->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)addr, alen) ||
+	    listen(fd, 16) || getsockname(fd, (struct sockaddr *)addr, &alen))
+		return -1;
+	return fd;
+}
+
+/*
+ * Sockets in their own terms: a listener reports connections to accept,
+ * with the accept queue's length; a connection reports data, then its
+ * peer's close.
+ */
+static int demo_socket(int kfd)
+{
+	static struct cookie lc = { "listener" }, cc = { "connection" };
+	struct sockaddr_in addr;
+	int lfd, cli[3], srv[3], n, i, err;
+	struct ukevent ev[4];
+	char buf[16];
+
+	lfd = tcp_listener(&addr);
+	CHECK(lfd >= 0, "listener: %s", strerror(errno));
+	err = kevent_socket_add(kfd, lfd, KEVENT_SOCKET_ACCEPT, 0,
+				to_user_data(&lc));
+	if (err == -EOPNOTSUPP) {
+		printf("KEVENT_TYPE_SOCKET is not in this kernel: skipped\n");
+		close(lfd);
+		return 0;
+	}
+	CHECK(err == 0, "add: %s", strerror(-err));
+	printf("TCP listener on 127.0.0.1:%d watched for ACCEPT; three "
+	       "clients connect:\n", ntohs(addr.sin_port));
+	for (i = 0; i < 3; i++) {
+		cli[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		CHECK(cli[i] >= 0 && !connect(cli[i], (struct sockaddr *)&addr,
+					      sizeof(addr)),
+		      "connect: %s", strerror(errno));
+	}
+	n = collect(kfd, ev, 4, 1, 10000);
+	CHECK(n == 1 && KEVENT_SOCKET_READY(ev[0].ret_data) ==
+	      KEVENT_SOCKET_ACCEPT, "expected ACCEPT");
+	printf("  (%u connections wait in the accept queue)\n",
+	       KEVENT_SOCKET_BACKLOG(ev[0].ret_data));
+	for (i = 0; i < 3; i++) {
+		srv[i] = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		CHECK(srv[i] >= 0, "accept: %s", strerror(errno));
+	}
+
+	printf("The first connection is watched for RECV; its client sends "
+	       "\"hi\":\n");
+	CHECK(kevent_socket_add(kfd, srv[0], KEVENT_SOCKET_RECV, 0,
+				to_user_data(&cc)) == 0, "add connection");
+	CHECK(write(cli[0], "hi", 2) == 2, "write: %s", strerror(errno));
+	n = collect(kfd, ev, 4, 1, 10000);
+	CHECK(n == 1 && KEVENT_SOCKET_READY(ev[0].ret_data) ==
+	      KEVENT_SOCKET_RECV, "expected RECV");
+	CHECK(read(srv[0], buf, sizeof(buf)) == 2, "read");
+
+	printf("The client closes; HUP comes though only RECV was asked:\n");
+	close(cli[0]);
+	n = collect(kfd, ev, 4, 1, 10000);
+	CHECK(n == 1 && (KEVENT_SOCKET_READY(ev[0].ret_data) &
+			 KEVENT_SOCKET_HUP), "expected HUP");
+	for (i = 0; i < 3; i++) {
+		close(srv[i]);
+		if (i)
+			close(cli[i]);
+	}
+	close(lfd);
+	return 0;
+}
+#endif /* KEVENT_TYPE_SOCKET */
+
+#ifdef KEVENT_TYPE_AIO
+/*
+ * Completions: the kernel receives into the application's buffer, and
+ * sends a file, and says when it is done.
+ */
+static int demo_aio(int kfd)
+{
+	static struct cookie rc = { "aio recv" }, fc = { "aio sendfile" };
+	static const char text[] = "kevent sent this file\n";
+	char path[] = "/tmp/kevent-demo-XXXXXX", buf[64] = "";
+	struct ukevent ev[4];
+	int s[2], file, n, err;
+
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, s) == 0,
+	      "socketpair: %s", strerror(errno));
+	err = kevent_aio_add(kfd, KEVENT_AIO_RECV, s[0], 0, buf, sizeof(buf),
+			     to_user_data(&rc));
+	if (err == -EOPNOTSUPP) {
+		printf("KEVENT_TYPE_AIO is not in this kernel: skipped\n");
+		close(s[0]);
+		close(s[1]);
+		return 0;
+	}
+	CHECK(err == 0, "add recv: %s", strerror(-err));
+	printf("A receive of up to %zu bytes is in flight; nothing has come:\n",
+	       sizeof(buf));
+	CHECK(collect(kfd, ev, 4, 0, 100) == 0, "completed without data");
+	printf("The peer writes \"hello\":\n");
+	CHECK(write(s[1], "hello", 5) == 5, "write");
+	n = collect(kfd, ev, 4, 1, 10000);
+	CHECK(n == 1 && ev[0].ret_data == 5 && !memcmp(buf, "hello", 5),
+	      "expected the 5 bytes in the buffer");
+	printf("  (the data is in the buffer already: \"%.5s\")\n", buf);
+
+	file = mkstemp(path);
+	CHECK(file >= 0 && write(file, text, sizeof(text) - 1) ==
+	      (ssize_t)sizeof(text) - 1, "file: %s", strerror(errno));
+	unlink(path);
+	printf("A sendfile of up to 4096 bytes of a %zu-byte file:\n",
+	       sizeof(text) - 1);
+	CHECK(kevent_aio_sendfile(kfd, s[0], file, 0, 4096,
+				  to_user_data(&fc)) == 0, "add sendfile");
+	n = collect(kfd, ev, 4, 1, 10000);
+	CHECK(n == 1 && ev[0].ret_data == sizeof(text) - 1,
+	      "expected the whole file, and no more");
+	CHECK(read(s[1], buf, sizeof(buf)) == (ssize_t)sizeof(text) - 1 &&
+	      !memcmp(buf, text, sizeof(text) - 1), "peer read");
+	printf("  (the peer read it)\n");
+	close(file);
+	close(s[0]);
+	close(s[1]);
+	return 0;
+}
+#endif /* KEVENT_TYPE_AIO */
+
 /* ------------------------------------------------------------------ */
 /* Driver                                                              */
 /* ------------------------------------------------------------------ */
@@ -652,7 +818,12 @@ static const struct demo {
 #ifdef KEVENT_TYPE_INODE
 	{ "a directory, through KEVENT_TYPE_INODE", demo_directory },
 #endif
-	/* Sources to come: { "sockets", ... }, ... */
+#ifdef KEVENT_TYPE_SOCKET
+	{ "sockets, through KEVENT_TYPE_SOCKET", demo_socket },
+#endif
+#ifdef KEVENT_TYPE_AIO
+	{ "socket I/O done by the kernel, through KEVENT_TYPE_AIO", demo_aio },
+#endif
 };
 
 int main(void)
