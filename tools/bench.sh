@@ -18,7 +18,15 @@
 #   BENCH_MS=250            duration of one idle+active run (ms)
 #   BENCH_PP=2000           round trips per ping-pong run (0: none)
 #   BENCH_BE=               back ends to run (default all), e.g.
-#                           epoll-LT,kevent-LT
+#                           epoll-LT,kevent-LT; the timer back ends run
+#                           with the one they are built on (kevent-timer
+#                           and timerfd+kevent: kevent-LT; timerfd+epoll:
+#                           epoll-LT; timerfd+io_uring: io_uring)
+#   BENCH_TIMERS=1,100,1000 periodic timers per timers run (0: none)
+#   BENCH_TIMER_PERIOD_US=1000  their period (at least 100)
+#   BENCH_TIMER_MS=500      duration of one timers run (ms)
+#   BENCH_LAT_ROUNDS=2000   wakeups measured per back end for the
+#                           latency percentiles (0: none)
 #   BENCH_TIMEOUT=1800      seconds for the whole boot
 #
 # Exit status: 0 when the benchmark ran to the end with every event
@@ -75,7 +83,7 @@ EOF
 # ksft_timeout is its time limit per program. Other name=value words reach
 # the benchmark as environment variables.
 cmdline="console=ttyS0 kunit.enable=0 panic=-1 ksft_timeout=$((timeout_s - 60))"
-for v in N M REPS MS PP BE; do
+for v in N M REPS MS PP BE TIMERS TIMER_PERIOD_US TIMER_MS LAT_ROUNDS; do
 	var=BENCH_$v
 	[ -n "${!var:-}" ] && cmdline+=" bench_${v,,}=${!var}"
 done

@@ -13,6 +13,7 @@
 #define KEVENT_BENCH_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 /*
  * System calls made, by purpose. Every system call of the timed parts goes
@@ -49,12 +50,23 @@ struct be_state {
 	 */
 	const int *hint;
 	int nhint;
+	/* Timer back ends (timer_backends[]) only: */
+	uint64_t start_ns;	/* CLOCK_MONOTONIC; see timer_first() */
+	uint64_t period_ns;	/* of every timer */
+	uint64_t *data;		/* wait() stores cookies[i]'s expirations here */
+	int *tfds;		/* timerfds, watched by... */
+	struct be_state *inner;	/* ...this instance of a poll back end */
 };
 
 struct backend {
 	const char *name;
 	const char *base;	/* the epoll variant its ratio is taken to */
 	unsigned int flags;	/* the back end's own: KEVENT_REQ_ET, ... */
+	/*
+	 * Timer back ends: the back end of backends[] they are built on
+	 * (timerfds are watched through it). They run when it runs.
+	 */
+	const char *on;
 	/* Does this kernel have it? Optional; without it, it does. */
 	bool (*probe)(const struct backend *be);
 	/* Make an instance and register every fd; 0 or -1 (message printed). */
@@ -72,6 +84,29 @@ struct backend {
 
 extern const struct backend backends[];
 extern const int nr_backends;
+
+/*
+ * Timer back ends: setup() arms s->nfds periodic timers of s->period_ns
+ * each, timer i first expiring at timer_first(s, i); wait() reports
+ * cookie i for timer i with, in s->data[], how many times it expired since
+ * it was last reported. The phases are spread evenly over one period, as
+ * independent timers would be, and every back end arms its timers the
+ * same way, at absolute times: what they are given to do is the same.
+ */
+extern const struct backend timer_backends[];
+extern const int nr_timer_backends;
+
+/*
+ * Timer back end flag: a report may find nothing to read (s->data[i] is
+ * 0). io_uring's multishot poll posts one completion per wakeup, and two
+ * can be queued before the timerfd is read.
+ */
+#define TIMER_EMPTY_OK	0x80000000u
+
+static inline uint64_t timer_first(const struct be_state *s, int i)
+{
+	return s->start_ns + s->period_ns * i / s->nfds;
+}
 
 /* Tear down any back end's instance. */
 void be_close(struct be_state *s);

@@ -22,6 +22,31 @@
  *   wakeups and two context switches. With two CPUs or more it runs
  *   twice: both sides pinned to CPU 0, then to CPUs 0 and 1.
  *
+ * timers: T periodic timers, all of the same period P, their phases spread
+ *   evenly over one period, run for a fixed time: kevent's own timers
+ *   (KEVENT_TYPE_TIMER, collected by kevent_get_events() in batches)
+ *   against one timerfd per timer, watched by epoll (the usual way), by
+ *   kevent (KEVENT_TYPE_POLL) and by io_uring (multishot poll), each
+ *   reported timerfd read(). A timer costs CPU time only when it is
+ *   handled, so the measure is this process's CPU time (getrusage, user
+ *   and system) per expiration, and system calls per expiration. The
+ *   timer interrupts that come while the process sleeps are not in it;
+ *   a kernel with tick-based CPU accounting cannot tell their cost (its
+ *   /proc/stat samples on the very ticks that run the timers). Checked:
+ *   every report names a timer and, but for io_uring's (TIMER_EMPTY_OK),
+ *   at least one expiration; every timer due in the first half of the
+ *   run was reported during it; and after the run, no timer was reported
+ *   more expirations than were due, nor fewer than were due a quarter of
+ *   a run earlier.
+ *
+ * latency: one thread blocks in the back end's wait on a pipe; another
+ *   waits until it is asleep, pauses a random 20 to 200 us, reads
+ *   CLOCK_MONOTONIC and writes the time into the pipe; the waiter reads
+ *   the clock when its wait returns. R rounds, split over the
+ *   repetitions, pooled: p50, p90, p99 and maximum, and how many rounds
+ *   the waiter really slept (a voluntary context switch during the
+ *   wait). Like ping-pong, on one CPU and then on two.
+ *
  * Each configuration runs every back end once to warm up, then REPS times
  * interleaved: a repetition runs all back ends, in an order that rotates
  * from one repetition to the next, with the same pipes written. Reported:
@@ -36,7 +61,12 @@
  *   bench_reps=7            repetitions
  *   bench_ms=250            duration of one idle+active run, milliseconds
  *   bench_pp=2000           round trips of one ping-pong run (0: skip)
- *   bench_be=a,b,...        back ends to run (default: all)
+ *   bench_be=a,b,...        back ends to run (default: all); a timer back
+ *                           end runs when the one it is built on does
+ *   bench_timers=1,100,1000 timers of the timers scenario (0: skip it)
+ *   bench_timer_period_us=1000  their period, at least 100
+ *   bench_timer_ms=500      duration of one timers run, milliseconds
+ *   bench_lat_rounds=2000   wakeups measured per back end (0: skip)
  *
  * Exit status: 0, or 1 if a back end failed or reported a wrong event.
  */
@@ -45,6 +75,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -72,8 +103,14 @@ static struct {
 	int reps;
 	int run_ms;
 	int pp_iters;
+	int t[MAX_LIST], nr_t;		/* timers */
+	int timer_period_us;
+	int timer_ms;
+	int lat_rounds;
 	bool run[MAX_BACKENDS];
 	bool missing[MAX_BACKENDS];	/* asked for, but not in this kernel */
+	bool tm_run[MAX_BACKENDS];	/* timer_backends[] */
+	bool tm_missing[MAX_BACKENDS];
 } cfg;
 
 static void __attribute__((noreturn, format(printf, 1, 2)))
@@ -101,12 +138,17 @@ static uint64_t now_ns(void)
 /* xorshift64*: the same pipes are written for every back end. */
 static uint64_t rng_state;
 
+static uint32_t rng_next(uint64_t *state)
+{
+	*state ^= *state >> 12;
+	*state ^= *state << 25;
+	*state ^= *state >> 27;
+	return (*state * 0x2545f4914f6cdd1dull) >> 32;
+}
+
 static uint32_t rng(void)
 {
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return (rng_state * 0x2545f4914f6cdd1dull) >> 32;
+	return rng_next(&rng_state);
 }
 
 /* Let deferred kernel work (RCU callbacks, workers) run between runs. */
@@ -173,6 +215,10 @@ struct sample {
 	double io;		/* read and write system calls, likewise */
 	double setup_ns;	/* per registration (idle+active) */
 	double setup_sys;	/* system calls per registration */
+	/* timers: ns, sys and io are per expiration, ns of CPU time */
+	double load;		/* CPU time / run time */
+	double batch;		/* expirations per report */
+	double due;		/* expirations reported / due in the run */
 };
 
 struct quart {
@@ -214,34 +260,47 @@ static struct quart quartiles(const double *v, int n)
 	return q;
 }
 
-static int backend_index(const char *name)
+/* The index of the back end called @name in @tab, or -1. */
+static int index_in(const struct backend *tab, int nr, const char *name)
 {
 	int i;
 
-	for (i = 0; name && i < nr_backends; i++)
-		if (!strcmp(backends[i].name, name))
+	for (i = 0; name && i < nr; i++)
+		if (!strcmp(tab[i].name, name))
 			return i;
 	return -1;
 }
 
+static int backend_index(const char *name)
+{
+	return index_in(backends, nr_backends, name);
+}
+
 /*
- * Per-repetition ratio of a back end's time to its base's, as a speed:
- * base ns / own ns, above 1 when the back end is faster.
+ * Per-repetition ratio of back end @base's time to back end @b's, as a
+ * speed: base ns / own ns, above 1 when @b is faster.
  */
+static struct quart ratio_to(struct sample s[][MAX_REPS], int b, int base,
+			     int reps, double (*metric)(const struct sample *))
+{
+	double r[MAX_REPS];
+	int i;
+
+	for (i = 0; i < reps; i++)
+		r[i] = metric(&s[base][i]) / metric(&s[b][i]);
+	return quartiles(r, reps);
+}
+
 static struct quart speed_vs_base(struct sample s[][MAX_REPS], int b, int reps,
 				  double (*metric)(const struct sample *))
 {
 	int base = backend_index(backends[b].base);
-	double r[MAX_REPS];
-	int i;
 
 	if (base < 0)
 		base = b;	/* epoll itself: 1.00 by definition */
 	if (!cfg.run[base])
 		return (struct quart){ NAN, NAN, NAN };
-	for (i = 0; i < reps; i++)
-		r[i] = metric(&s[base][i]) / metric(&s[b][i]);
-	return quartiles(r, reps);
+	return ratio_to(s, b, base, reps, metric);
 }
 
 /* Median over the repetitions of ns/event above the "none" row's. */
@@ -561,12 +620,17 @@ static void bench_active(struct pipes *p, int ni, int mi)
 /* ping-pong                                                           */
 /* ------------------------------------------------------------------ */
 
-/* Wait through the back end until its one fd is reported, then read it. */
-static void pp_take(const struct backend *be, struct be_state *s, int rd)
+/*
+ * Wait through the back end until its one fd is reported, then read @len
+ * bytes from it into @buf. With @woke, store when the wait returned
+ * ("none" has no wait of its own: when its blocking read returned).
+ */
+static void pp_take(const struct backend *be, struct be_state *s, int rd,
+		    void *buf, size_t len, uint64_t *woke)
 {
 	static const int zero;
 	int cookie, n;
-	char c;
+	ssize_t r;
 
 	do {
 		s->hint = &zero;
@@ -575,10 +639,16 @@ static void pp_take(const struct backend *be, struct be_state *s, int rd)
 		if (n < 0)
 			fail("%s: ping-pong wait", be->name);
 	} while (n == 0);
+	if (woke)
+		*woke = now_ns();
 	if (cookie != 0)
 		fail("%s: ping-pong: cookie %d, not 0", be->name, cookie);
-	if (COUNTED(io, read(rd, &c, 1)) != 1)
-		fail("%s: ping-pong read: %s", be->name, strerror(errno));
+	r = COUNTED(io, read(rd, buf, len));
+	if (r != (ssize_t)len)
+		fail("%s: ping-pong read: %zd of %zu bytes (%s)", be->name, r,
+		     len, r < 0 ? strerror(errno) : "short");
+	if (woke && !strcmp(be->name, "none"))
+		*woke = now_ns();
 }
 
 /*
@@ -591,6 +661,7 @@ static uint64_t pp_side(const struct backend *be, int rd, int wr, int iters,
 {
 	struct be_state s = { .be = be, .fds = &rd, .nfds = 1, .fd = -1 };
 	uint64_t t0 = 0;
+	char c;
 	int i;
 
 	if (be->setup(&s))
@@ -602,7 +673,7 @@ static uint64_t pp_side(const struct backend *be, int rd, int wr, int iters,
 		}
 		if (!serve && COUNTED(io, write(wr, "p", 1)) != 1)
 			fail("ping-pong write: %s", strerror(errno));
-		pp_take(be, &s, rd);
+		pp_take(be, &s, rd, &c, 1, NULL);
 		if (serve && COUNTED(io, write(wr, "p", 1)) != 1)
 			fail("ping-pong write: %s", strerror(errno));
 		progress++;
@@ -620,6 +691,10 @@ struct pp_mode {
 	const char *name;
 	int cpu[2];		/* parent, child */
 };
+
+static const struct pp_mode pp_one = { "one CPU", { -1, -1 } };
+static const struct pp_mode pp_same = { "both on CPU 0", { 0, 0 } };
+static const struct pp_mode pp_two = { "CPUs 0 and 1", { 0, 1 } };
 
 static void pin(int cpu)
 {
@@ -714,6 +789,552 @@ static void bench_pingpong(const struct pp_mode *mode)
 }
 
 /* ------------------------------------------------------------------ */
+/* timers                                                              */
+/* ------------------------------------------------------------------ */
+
+/* KEVENT_TIMER_MIN_PERIOD: kevent refuses shorter periods. */
+#define TIMER_MIN_PERIOD_US 100
+
+/*
+ * The timers' resolution (clock_getres()): without high-resolution timers
+ * a tick. hrtimer_forward() raises a shorter period to it, for timerfds
+ * and kevents alike: they then expire once per resolution, not per period.
+ */
+static uint64_t timer_res_ns;
+
+static uint64_t timer_period_eff(const struct be_state *s)
+{
+	return s->period_ns > timer_res_ns ? s->period_ns : timer_res_ns;
+}
+
+/* Expirations of timer @i due by @t: at first, first + P, ... up to @t. */
+static uint64_t timer_due(const struct be_state *s, int i, uint64_t t)
+{
+	uint64_t first = timer_first(s, i);
+
+	return t < first ? 0 : (t - first) / timer_period_eff(s) + 1;
+}
+
+static uint64_t timers_due(const struct be_state *s, uint64_t t)
+{
+	uint64_t sum = 0;
+	int i;
+
+	for (i = 0; i < s->nfds; i++)
+		sum += timer_due(s, i, t);
+	return sum;
+}
+
+/* CPU time of this process, user and system, in ns. */
+static uint64_t cpu_ns(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		fail("getrusage: %s", strerror(errno));
+	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ull +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull;
+}
+
+/*
+ * One wait: add what it reports to @got, the expirations reported per
+ * timer, and mark the timers in @seen (if not NULL). Stores the number of
+ * reports in @nr and returns the expirations.
+ */
+static uint64_t tm_collect(const struct backend *be, struct be_state *s,
+			   uint64_t *got, bool *seen, bool block, int *nr)
+{
+	int cookies[MAX_EVENTS], i, n;
+	uint64_t data[MAX_EVENTS], sum = 0;
+
+	s->data = data;
+	n = be->wait(s, cookies, MAX_EVENTS, block);
+	if (n < 0)
+		fail("%s: wait", be->name);
+	for (i = 0; i < n; i++) {
+		int c = cookies[i];
+
+		if (c < 0 || c >= s->nfds)
+			fail("%s: cookie %d out of range", be->name, c);
+		if (!data[i] && !(be->flags & TIMER_EMPTY_OK))
+			fail("%s: timer %d reported without an expiration",
+			     be->name, c);
+		got[c] += data[i];
+		if (seen)
+			seen[c] = true;
+		sum += data[i];
+	}
+	*nr = n;
+	return sum;
+}
+
+/*
+ * After a run from @t0 to @t1: no timer may have been starved, and each
+ * must have been reported its expirations, no more, no fewer. The kernel
+ * counts an expiration only when the timer's interrupt comes, up to a
+ * tick late, and the guest may stall meanwhile: "no fewer" allows a lag
+ * of a quarter of the run, 50 ms at least (a back end that loses a
+ * quarter of the expirations of a long run still fails); "no more" is
+ * exact.
+ */
+static void tm_check(const struct backend *be, struct be_state *s,
+		     uint64_t *got, const bool *seen, uint64_t t0, uint64_t t1)
+{
+	uint64_t mid = t0 + (t1 - t0) / 2, lag = (t1 - t0) / 4, t;
+	int i, n, calls;
+
+	for (i = 0; i < s->nfds; i++)
+		if (!seen[i] && timer_due(s, i, mid) > timer_due(s, i, t0))
+			fail("%s: timer %d of %d expired in the first half of the run but was not reported in it",
+			     be->name, i, s->nfds);
+
+	/*
+	 * Take what is ready, until a wait leaves nothing behind (returns
+	 * fewer than it could): then everything counted before it is in
+	 * @got. Timers that keep expiring are not chased for ever.
+	 */
+	for (calls = 0; calls <= s->nfds / MAX_EVENTS + 2; calls++) {
+		tm_collect(be, s, got, NULL, false, &n);
+		if (n < MAX_EVENTS)
+			break;
+	}
+	/* Not less than a few ticks and a guest stall, on short runs. */
+	if (lag < 2 * timer_period_eff(s))
+		lag = 2 * timer_period_eff(s);
+	if (lag < 50000000)
+		lag = 50000000;
+	t = now_ns();
+	for (i = 0; i < s->nfds; i++) {
+		if (got[i] > timer_due(s, i, t))
+			fail("%s: timer %d: %llu expirations reported, only %llu due",
+			     be->name, i, (unsigned long long)got[i],
+			     (unsigned long long)timer_due(s, i, t));
+		if (got[i] < timer_due(s, i, t - lag))
+			fail("%s: timer %d: %llu expirations reported, %llu were due %llu ms ago (lost?)",
+			     be->name, i, (unsigned long long)got[i],
+			     (unsigned long long)timer_due(s, i, t - lag),
+			     (unsigned long long)lag / 1000000);
+	}
+}
+
+static void run_timers(const struct backend *be, int ntimers, uint64_t run_ns,
+		       struct sample *out)
+{
+	struct be_state s = { .be = be, .nfds = ntimers, .fd = -1,
+			      .period_ns = cfg.timer_period_us * 1000ull };
+	uint64_t *got = calloc(ntimers, sizeof(*got));
+	bool *seen = calloc(ntimers, sizeof(*seen));
+	uint64_t t0, t, cpu0, exps = 0, reports = 0;
+	int i, n;
+
+	if (!got || !seen)
+		fail("out of memory for %d timers", ntimers);
+	/* A period ahead: most first expiries come after the setup. */
+	s.start_ns = now_ns() + s.period_ns;
+	if (be->setup(&s))
+		fail("%s: setup with %d timers", be->name, ntimers);
+	/*
+	 * Whatever expired during the setup is not the run's: take it
+	 * first, untimed, but do not chase timers that keep expiring.
+	 */
+	for (i = 0; i <= ntimers / MAX_EVENTS + 1; i++) {
+		tm_collect(be, &s, got, NULL, false, &n);
+		if (n < MAX_EVENTS)
+			break;
+	}
+
+	memset(&sys_count, 0, sizeof(sys_count));
+	cpu0 = cpu_ns();
+	t = t0 = now_ns();
+	do {
+		exps += tm_collect(be, &s, got, seen, true, &n);
+		reports += n;
+		progress++;
+		t = now_ns();
+	} while (t - t0 < run_ns);
+	out->ns = cpu_ns() - cpu0;
+	if (!exps)
+		fail("%s: no expiration in %llu ms", be->name,
+		     (unsigned long long)run_ns / 1000000);
+	out->load = out->ns / (t - t0);
+	out->ns /= exps;
+	out->sys = (double)(sys_count.wait + sys_count.ctl) / exps;
+	out->io = (double)sys_count.io / exps;
+	out->batch = (double)exps / reports;
+	out->due = (double)exps / (timers_due(&s, t) - timers_due(&s, t0));
+
+	tm_check(be, &s, got, seen, t0, t);
+	be_close(&s);
+	free(got);
+	free(seen);
+	settle();
+}
+
+static double metric_batch(const struct sample *s) { return s->batch; }
+static double metric_load(const struct sample *s) { return s->load; }
+static double metric_report(const struct sample *s) { return s->ns * s->batch; }
+
+/*
+ * A process busy all the time cannot keep up: its timers expire several
+ * times per report, and its CPU time per expiration is the run's length
+ * divided by the expirations, whatever the back end. Then only the cost
+ * per report compares the back ends.
+ */
+#define TM_SATURATED 0.9
+static double metric_due(const struct sample *s) { return s->due; }
+
+/* Speed relative to timerfd+epoll: its CPU time / the back end's. */
+static struct quart tm_speed(struct sample s[][MAX_REPS], int b, int reps)
+{
+	int base = index_in(timer_backends, nr_timer_backends,
+			    timer_backends[b].base);
+
+	if (base < 0)
+		base = b;
+	if (!cfg.tm_run[base])
+		return (struct quart){ NAN, NAN, NAN };
+	return ratio_to(s, b, base, reps, metric_ns);
+}
+
+static void print_timer_table(struct sample s[][MAX_REPS], int reps)
+{
+	int b;
+
+	bool saturated = false;
+
+	printf("  %-16s %24s %9s %5s %6s %6s %7s %7s %21s\n", "back end",
+	       "CPU ns/expiration", "ns/report", "load", "sys", "io",
+	       "exp/rep", "got/due", "speed vs timerfd");
+	for (b = 0; b < nr_timer_backends; b++) {
+		double load;
+
+		if (!cfg.tm_run[b])
+			continue;
+		load = stat_of(s, b, reps, metric_load).med;
+		saturated |= load >= TM_SATURATED;
+		printf("  %-16s ", timer_backends[b].name);
+		print_quart(stat_of(s, b, reps, metric_ns), "%.0f [%.0f-%.0f]", 24);
+		printf(" %9.0f %4.0f%% %6.3f %6.3f %7.2f %7.3f ",
+		       stat_of(s, b, reps, metric_report).med, 100 * load,
+		       stat_of(s, b, reps, metric_sys).med,
+		       stat_of(s, b, reps, metric_io).med,
+		       stat_of(s, b, reps, metric_batch).med,
+		       stat_of(s, b, reps, metric_due).med);
+		print_quart(tm_speed(s, b, reps), "%.2fx [%.2f-%.2f]", 21);
+		printf("\n");
+	}
+	for (b = 0; b < nr_timer_backends; b++) {
+		struct quart q;
+
+		if (!cfg.tm_run[b] || !timer_backends[b].base)
+			continue;
+		q = tm_speed(s, b, reps);
+		if (!isnan(q.med))
+			printf("  %s/%s = %.2fx [IQR %.2f-%.2f]\n",
+			       timer_backends[b].name, timer_backends[b].base,
+			       q.med, q.q1, q.q3);
+	}
+	if (saturated)
+		printf("  SATURATED: a load of %.0f%% or more: the process could "
+		       "not keep up, CPU per\n  expiration is the same for all; "
+		       "compare ns/report, or use fewer timers\n",
+		       100 * TM_SATURATED);
+}
+
+static struct quart summary_tm[MAX_LIST][MAX_BACKENDS];
+static bool summary_tm_saturated[MAX_LIST][MAX_BACKENDS];
+
+static void bench_timers(int ti)
+{
+	static struct sample s[MAX_BACKENDS][MAX_REPS];
+	uint64_t run_ns = cfg.timer_ms * 1000000ull;
+	int t = cfg.t[ti], rep, k, b;
+
+	for (b = 0; b < nr_timer_backends; b++) {
+		struct sample junk;
+
+		if (!cfg.tm_run[b])
+			continue;
+		snprintf(doing, sizeof(doing), "timers T=%d %s warm-up", t,
+			 timer_backends[b].name);
+		run_timers(&timer_backends[b], t, run_ns / 4, &junk);
+	}
+	for (rep = 0; rep < cfg.reps; rep++) {
+		for (k = 0; k < nr_timer_backends; k++) {
+			b = (k + rep) % nr_timer_backends;
+			if (!cfg.tm_run[b])
+				continue;
+			snprintf(doing, sizeof(doing), "timers T=%d %s rep %d",
+				 t, timer_backends[b].name, rep);
+			run_timers(&timer_backends[b], t, run_ns, &s[b][rep]);
+		}
+	}
+	printf("\ntimers: T=%d periodic timers, period %d us, phases spread "
+	       "over it (%d reps x %d ms,\n  median [IQR]); per expiration: "
+	       "CPU = this process's user+sys time (getrusage),\n  sys = "
+	       "wait+ctl calls, io = read()s; ns/report = CPU per report; load "
+	       "=\n  CPU / run time; exp/rep = expirations per report; "
+	       "got/due = expirations\n  reported / due during the run\n",
+	       t, cfg.timer_period_us, cfg.reps, cfg.timer_ms);
+	if (timer_res_ns > cfg.timer_period_us * 1000ull)
+		printf("  (timer resolution %llu us: the timers expire every "
+		       "%llu us, not every %d)\n",
+		       (unsigned long long)timer_res_ns / 1000,
+		       (unsigned long long)timer_res_ns / 1000,
+		       cfg.timer_period_us);
+	print_timer_table(s, cfg.reps);
+	for (b = 0; b < nr_timer_backends; b++) {
+		int base = index_in(timer_backends, nr_timer_backends,
+				    timer_backends[b].base);
+
+		if (!cfg.tm_run[b])
+			continue;
+		summary_tm[ti][b] = tm_speed(s, b, cfg.reps);
+		summary_tm_saturated[ti][b] =
+			stat_of(s, b, cfg.reps, metric_load).med >= TM_SATURATED ||
+			(base >= 0 && cfg.tm_run[base] &&
+			 stat_of(s, base, cfg.reps, metric_load).med >= TM_SATURATED);
+	}
+	fflush(stdout);
+}
+
+/* ------------------------------------------------------------------ */
+/* latency                                                             */
+/* ------------------------------------------------------------------ */
+
+/* What the writer sends: the round, and when it was written. */
+struct lat_msg {
+	uint64_t round;
+	uint64_t sent_ns;
+};
+
+/* The writer thread's side of one run. */
+struct lat_writer {
+	int cpu;
+	int go;			/* read: the waiter is about to wait */
+	int data;		/* write: the lat_msg the waiter waits for */
+	int stat;		/* the waiter's /proc/.../stat, open */
+	int rounds;
+	uint64_t seed;
+};
+
+/* Is the thread whose /proc stat file is open on @fd asleep? */
+static bool asleep(int fd)
+{
+	char buf[512], *p;
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		fail("latency: reading the waiter's /proc stat: %s",
+		     n < 0 ? strerror(errno) : "empty");
+	buf[n] = 0;
+	/* "tid (comm) S ...", and comm may hold a ")". */
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && (p[2] == 'S' || p[2] == 'D');
+}
+
+/* Busy-wait: without high-resolution timers a sleep takes a jiffy. */
+static void spin_ns(uint64_t ns)
+{
+	uint64_t t0 = now_ns();
+
+	while (now_ns() - t0 < ns)
+		;
+}
+
+static void *lat_write(void *arg)
+{
+	struct lat_writer *w = arg;
+	uint64_t seed = w->seed;
+	int i;
+
+	pin(w->cpu);
+	for (i = 0; i < w->rounds; i++) {
+		struct lat_msg m = { .round = i };
+		char c;
+
+		if (read(w->go, &c, 1) != 1)
+			fail("latency: reading go: %s", strerror(errno));
+		/*
+		 * Wake a sleeper, not a thread on its way to sleep: let it
+		 * get there (on one CPU it needs ours), then give it a
+		 * little more, varying, so that the wakeup does not always
+		 * come at the same point after it.
+		 */
+		while (!asleep(w->stat))
+			sched_yield();
+		spin_ns(20000 + rng_next(&seed) % 180000);
+		m.sent_ns = now_ns();
+		if (write(w->data, &m, sizeof(m)) != sizeof(m))
+			fail("latency: write: %s", strerror(errno));
+	}
+	return NULL;
+}
+
+/* Voluntary context switches of the calling thread: its sleeps. */
+static long thread_sleeps(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru))
+		fail("getrusage: %s", strerror(errno));
+	return ru.ru_nvcsw;
+}
+
+/*
+ * @rounds wakeups of this thread, on mode->cpu[1], waiting through @be,
+ * by a writer thread on mode->cpu[0]. Stores the latencies in @lat (ns)
+ * and returns in how many rounds this thread really slept.
+ */
+static int run_latency(const struct backend *be, const struct pp_mode *mode,
+		       int rounds, uint64_t seed, double *lat)
+{
+	struct lat_writer w = { .cpu = mode->cpu[0], .rounds = rounds,
+				.seed = seed };
+	struct be_state s = { .be = be, .nfds = 1, .fd = -1 };
+	int go[2], data[2], i, n, cookie, slept = 0;
+	char path[64];
+	pthread_t thread;
+	long sleeps;
+
+	/* Blocking pipes: "none" waits in read(). */
+	if (pipe2(go, O_CLOEXEC) || pipe2(data, O_CLOEXEC))
+		fail("pipe: %s", strerror(errno));
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", gettid());
+	w.stat = open(path, O_RDONLY | O_CLOEXEC);
+	if (w.stat < 0)
+		fail("%s: %s", path, strerror(errno));
+	w.go = go[0];
+	w.data = data[1];
+	s.fds = &data[0];
+	pin(mode->cpu[1]);
+	if (be->setup(&s))
+		fail("%s: latency setup", be->name);
+	errno = pthread_create(&thread, NULL, lat_write, &w);
+	if (errno)
+		fail("pthread_create: %s", strerror(errno));
+
+	sleeps = thread_sleeps();
+	for (i = 0; i < rounds; i++) {
+		struct lat_msg m;
+		uint64_t woke;
+		long now;
+
+		if (write(go[1], "g", 1) != 1)
+			fail("latency: writing go: %s", strerror(errno));
+		pp_take(be, &s, data[0], &m, sizeof(m), &woke);
+		if (m.round != (uint64_t)i)
+			fail("%s: latency: round %d got the message of round %llu",
+			     be->name, i, (unsigned long long)m.round);
+		if (woke < m.sent_ns)
+			fail("%s: latency: woke %llu ns before the write",
+			     be->name, (unsigned long long)(m.sent_ns - woke));
+		lat[i] = woke - m.sent_ns;
+		now = thread_sleeps();
+		slept += now != sleeps;
+		sleeps = now;
+		progress++;
+	}
+	errno = pthread_join(thread, NULL);
+	if (errno)
+		fail("pthread_join: %s", strerror(errno));
+	/* Everything was read: nothing may be reported any more. */
+	s.nhint = 0;
+	n = be->wait(&s, &cookie, 1, false);
+	if (n < 0)
+		fail("%s: latency: final wait", be->name);
+	if (n > 0)
+		fail("%s: latency: an event after the last round", be->name);
+	be_close(&s);
+	pin(-1);
+	close(go[0]);
+	close(go[1]);
+	close(data[0]);
+	close(data[1]);
+	close(w.stat);
+	settle();
+	return slept;
+}
+
+/* p50 and p99 of each back end, relative to epoll, for the summary. */
+static double summary_lat[2][2][MAX_BACKENDS];
+static const char *summary_lat_mode[2];
+
+static void bench_latency(const struct pp_mode *mode, int mi)
+{
+	static const double pcts[] = { 0.5, 0.9, 0.99 };
+	int per = (cfg.lat_rounds + cfg.reps - 1) / cfg.reps;
+	int total = per * cfg.reps, slept[MAX_BACKENDS] = { 0 };
+	double *lat[MAX_BACKENDS] = { NULL }, p[MAX_BACKENDS][2];
+	int rep, k, b, i;
+
+	for (b = 0; b < nr_backends; b++) {
+		if (!cfg.run[b])
+			continue;
+		lat[b] = malloc(total * sizeof(double));
+		if (!lat[b])
+			fail("out of memory for %d latencies", total);
+		snprintf(doing, sizeof(doing), "latency (%s) %s warm-up",
+			 mode->name, backends[b].name);
+		run_latency(&backends[b], mode, per / 4 + 1, 7, lat[b]);
+	}
+	for (rep = 0; rep < cfg.reps; rep++) {
+		for (k = 0; k < nr_backends; k++) {
+			b = (k + rep) % nr_backends;
+			if (!cfg.run[b])
+				continue;
+			snprintf(doing, sizeof(doing), "latency (%s) %s rep %d",
+				 mode->name, backends[b].name, rep);
+			slept[b] += run_latency(&backends[b], mode, per,
+						1000 + rep, lat[b] + rep * per);
+		}
+	}
+
+	printf("\nlatency, %s: a thread asleep in the wait, woken by a write() "
+	       "from another;\n  %d rounds pooled over %d reps; microseconds "
+	       "from the write to the wait's return\n  (none: to the blocking "
+	       "read's); slept = rounds the waiter really slept;\n  vs epoll = "
+	       "epoll's latency / this one's (> 1.00x: lower)\n",
+	       mode->name, total, cfg.reps);
+	printf("  %-12s %9s %9s %9s %9s %6s %12s %12s\n", "back end", "p50",
+	       "p90", "p99", "max", "slept", "p50 vs epoll", "p99 vs epoll");
+	for (b = 0; b < nr_backends; b++) {
+		if (!cfg.run[b])
+			continue;
+		qsort(lat[b], total, sizeof(double), cmp_double);
+		p[b][0] = quantile(lat[b], total, 0.5);
+		p[b][1] = quantile(lat[b], total, 0.99);
+	}
+	for (b = 0; b < nr_backends; b++) {
+		int base = backend_index(backends[b].base);
+
+		if (!cfg.run[b])
+			continue;
+		if (base < 0)
+			base = b;
+		printf("  %-12s", backends[b].name);
+		for (i = 0; i < 3; i++)
+			printf(" %9.1f", quantile(lat[b], total, pcts[i]) / 1000);
+		printf(" %9.1f %5.1f%%", lat[b][total - 1] / 1000,
+		       100.0 * slept[b] / total);
+		for (i = 0; i < 2; i++) {
+			double r = cfg.run[base] ? p[base][i] / p[b][i] : NAN;
+
+			summary_lat[mi][i][b] = r;
+			if (isnan(r))
+				printf(" %12s", "-");
+			else
+				printf(" %11.2fx", r);
+		}
+		printf("\n");
+	}
+	summary_lat_mode[mi] = mode->name;
+	for (b = 0; b < nr_backends; b++)
+		free(lat[b]);
+	fflush(stdout);
+}
+
+/* ------------------------------------------------------------------ */
 /* Summary, settings, system                                           */
 /* ------------------------------------------------------------------ */
 
@@ -732,6 +1353,65 @@ static void print_matrix_head(void)
 				printf(" %9s", h);
 			}
 	printf("   (N/M)\n");
+}
+
+static void print_summary_timers(void)
+{
+	int ti, b;
+
+	if (!cfg.nr_t)
+		return;
+	printf("\nSUMMARY timers: CPU time per expiration relative to "
+	       "timerfd+epoll\n  (its CPU ns / the back end's, median of "
+	       "per-rep ratios; > 1.00x: cheaper;\n  *: saturated, see the "
+	       "table)\n");
+	printf("  %-16s", "back end");
+	for (ti = 0; ti < cfg.nr_t; ti++)
+		printf("   T=%-6d", cfg.t[ti]);
+	printf("\n");
+	for (b = 0; b < nr_timer_backends; b++) {
+		if (!cfg.tm_run[b] || !timer_backends[b].base)
+			continue;
+		printf("  %-16s", timer_backends[b].name);
+		for (ti = 0; ti < cfg.nr_t; ti++) {
+			if (isnan(summary_tm[ti][b].med))
+				printf(" %9s", "-");
+			else
+				printf(" %7.2fx%c", summary_tm[ti][b].med,
+				       summary_tm_saturated[ti][b] ? '*' : ' ');
+		}
+		printf("\n");
+	}
+}
+
+static void print_summary_latency(void)
+{
+	int mi, i, b;
+
+	if (!summary_lat_mode[0])
+		return;
+	printf("\nSUMMARY latency: p50 and p99 wakeup latency relative to "
+	       "epoll\n  (epoll's / the back end's; > 1.00x: lower "
+	       "latency)\n");
+	printf("  %-12s %-9s", "back end", "vs");
+	for (mi = 0; mi < 2 && summary_lat_mode[mi]; mi++)
+		for (i = 0; i < 2; i++)
+			printf(" %3s %-13.13s", i ? "p99" : "p50",
+			       summary_lat_mode[mi]);
+	printf("\n");
+	for (b = 0; b < nr_backends; b++) {
+		if (!cfg.run[b] || !backends[b].base)
+			continue;
+		printf("  %-12s %-9s", backends[b].name, backends[b].base);
+		for (mi = 0; mi < 2 && summary_lat_mode[mi]; mi++)
+			for (i = 0; i < 2; i++) {
+				if (isnan(summary_lat[mi][i][b]))
+					printf(" %17s", "-");
+				else
+					printf(" %16.2fx", summary_lat[mi][i][b]);
+			}
+		printf("\n");
+	}
 }
 
 static void print_summary(void)
@@ -796,6 +1476,8 @@ static void print_summary(void)
 		}
 		printf("\n");
 	}
+	print_summary_timers();
+	print_summary_latency();
 }
 
 /* Parse "a,b,c" into @v; returns the count. */
@@ -826,6 +1508,33 @@ static int parse_int(const char *name, int def)
 	return s && *s ? atoi(s) : def;
 }
 
+/*
+ * Which timer back ends run: those whose poll back end runs. And the
+ * timers' resolution.
+ */
+static void configure_timers(void)
+{
+	struct timespec res;
+	int i;
+
+	if (clock_getres(CLOCK_MONOTONIC, &res))
+		fail("clock_getres: %s", strerror(errno));
+	timer_res_ns = res.tv_sec * 1000000000ull + res.tv_nsec;
+
+	for (i = 0; i < nr_timer_backends; i++) {
+		const struct backend *tb = &timer_backends[i];
+		int on = backend_index(tb->on);
+
+		if (i >= MAX_BACKENDS)
+			fail("more than %d timer back ends", MAX_BACKENDS);
+		cfg.tm_run[i] = on >= 0 && cfg.run[on];
+		if (cfg.tm_run[i] && tb->probe && !tb->probe(tb)) {
+			cfg.tm_run[i] = false;
+			cfg.tm_missing[i] = true;
+		}
+	}
+}
+
 static void configure(void)
 {
 	const char *only = getenv("bench_be");
@@ -837,6 +1546,20 @@ static void configure(void)
 	cfg.reps = parse_int("bench_reps", 7);
 	cfg.run_ms = parse_int("bench_ms", 250);
 	cfg.pp_iters = parse_int("bench_pp", 2000);
+	/* "bench_timers=0" skips the timers. */
+	if (!getenv("bench_timers") || strcmp(getenv("bench_timers"), "0"))
+		cfg.nr_t = parse_list("bench_timers", "1,100,1000", cfg.t,
+				      MAX_LIST);
+	cfg.timer_period_us = parse_int("bench_timer_period_us", 1000);
+	cfg.timer_ms = parse_int("bench_timer_ms", 500);
+	cfg.lat_rounds = parse_int("bench_lat_rounds", 2000);
+	if (cfg.timer_period_us < TIMER_MIN_PERIOD_US)
+		fail("bench_timer_period_us: at least %d", TIMER_MIN_PERIOD_US);
+	/* Ten periods at least, so that every timer is seen in a run. */
+	if ((long long)cfg.timer_ms * 1000 < 10LL * cfg.timer_period_us)
+		fail("bench_timer_ms: at least 10 periods");
+	if (cfg.lat_rounds < 0)
+		fail("bench_lat_rounds: 0 or more");
 	if (cfg.reps < 1 || cfg.reps > MAX_REPS)
 		fail("bench_reps: 1 to %d", MAX_REPS);
 	if (nr_backends > MAX_BACKENDS)
@@ -862,12 +1585,16 @@ static void configure(void)
 			cfg.missing[i] = true;
 		}
 	}
+	configure_timers();
 	for (i = 0; i < cfg.nr_n; i++)
-		if (cfg.n[i] > max_n)
-			max_n = cfg.n[i];
+		if (2 * cfg.n[i] > max_n)
+			max_n = 2 * cfg.n[i];
+	for (i = 0; i < cfg.nr_t; i++)
+		if (cfg.t[i] > max_n)
+			max_n = cfg.t[i];
 
-	/* Two fds per pipe, and some to spare. */
-	rl.rlim_cur = rl.rlim_max = 2 * max_n + 64;
+	/* Two fds per pipe, one per timerfd, and some to spare. */
+	rl.rlim_cur = rl.rlim_max = max_n + 64;
 	if (setrlimit(RLIMIT_NOFILE, &rl))
 		fail("RLIMIT_NOFILE %lu: %s", (unsigned long)rl.rlim_cur,
 		     strerror(errno));
@@ -960,10 +1687,22 @@ static void print_system(void)
 		printf("%s%d", i ? "," : "", cfg.m[i]);
 	printf(" reps=%d run=%d ms ping-pong=%d\n", cfg.reps, cfg.run_ms,
 	       cfg.pp_iters);
+	printf("  %-14s timers=", "");
+	for (i = 0; i < cfg.nr_t; i++)
+		printf("%s%d", i ? "," : "", cfg.t[i]);
+	printf("%s period=%d us run=%d ms latency=%d rounds\n",
+	       cfg.nr_t ? "" : "none", cfg.timer_period_us, cfg.timer_ms,
+	       cfg.lat_rounds);
+	printf("  %-14s %llu ns (clock_getres, CLOCK_MONOTONIC)\n",
+	       "timer res.", (unsigned long long)timer_res_ns);
 	for (i = 0; i < nr_backends; i++)
 		if (cfg.missing[i])
 			printf("  %-14s %s: not supported by this kernel\n",
 			       "skipped", backends[i].name);
+	for (i = 0; i < nr_timer_backends; i++)
+		if (cfg.tm_missing[i])
+			printf("  %-14s %s: not supported by this kernel\n",
+			       "skipped", timer_backends[i].name);
 	printf("\n"
 "NOTE: under QEMU TCG (no KVM) absolute times are meaningless: every\n"
 "instruction is emulated, system calls and page-table switches cost far more\n"
@@ -978,17 +1717,22 @@ static void print_system(void)
 "            > 1.00x is faster. kevent-LT, poll, none: vs epoll-LT;\n"
 "            kevent-ET, kevent-ring, io_uring: vs epoll-ET.\n"
 "            kevent-ring: kevent-ET through the mapped ring (kevent_wait)\n"
-"            io_uring-dt: IORING_SETUP_DEFER_TASKRUN|SINGLE_ISSUER\n");
+"            io_uring-dt: IORING_SETUP_DEFER_TASKRUN|SINGLE_ISSUER\n"
+"  timers    CPU time per timer expiration: kevent-timer (KEVENT_TYPE_TIMER)\n"
+"            and timerfds watched by epoll, kevent or io_uring; speed vs\n"
+"            timerfd+epoll. Without high-resolution timers they expire on\n"
+"            ticks, several periods at a time (see exp/rep).\n"
+"  latency   percentiles of the wakeup of a thread asleep in the wait.\n");
 }
 
 int main(void)
 {
-	int ni, mi, b;
+	int ni, mi, ti, b;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	for (ni = 0; ni < MAX_LIST; ni++)
 		for (b = 0; b < MAX_BACKENDS; b++)
-			summary_setup[ni][b].med = NAN;
+			summary_setup[ni][b].med = summary_tm[ni][b].med = NAN;
 	configure();
 	wait_for_clocksource();
 	print_system();
@@ -1005,15 +1749,21 @@ int main(void)
 		pipes_close(&p);
 	}
 	if (cfg.pp_iters > 0) {
-		static const struct pp_mode one = { "one CPU", { -1, -1 } };
-		static const struct pp_mode same = { "both on CPU 0", { 0, 0 } };
-		static const struct pp_mode two = { "CPUs 0 and 1", { 0, 1 } };
-
 		if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
-			bench_pingpong(&one);
+			bench_pingpong(&pp_one);
 		} else {
-			bench_pingpong(&same);
-			bench_pingpong(&two);
+			bench_pingpong(&pp_same);
+			bench_pingpong(&pp_two);
+		}
+	}
+	for (ti = 0; ti < cfg.nr_t; ti++)
+		bench_timers(ti);
+	if (cfg.lat_rounds > 0) {
+		if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+			bench_latency(&pp_one, 0);
+		} else {
+			bench_latency(&pp_same, 0);
+			bench_latency(&pp_two, 1);
 		}
 	}
 	print_summary();
