@@ -12,6 +12,8 @@ packages=(
 	libc6-dev
 	# the test machine: qemu-system-data has qboot.rom
 	qemu-system-x86 qemu-system-data
+	# the ext4 image of the inode tests
+	e2fsprogs
 )
 
 if [ "$(id -u)" = 0 ]; then apt-get update; else sudo apt-get update; fi

@@ -70,6 +70,13 @@ done
 
 "$CC" "${CFLAGS[@]}" -o "$KSFT/init" "$ROOT/tools/initramfs/init.c"
 
+# An ext4 image that /init mounts on /mnt/ext4 through a loop device, so
+# that the inode tests run on ext4 as well as on tmpfs. 1 KiB blocks keep
+# it small (4 MiB, its journal included).
+rm -f "$KSFT/ext4.img"
+truncate -s 4M "$KSFT/ext4.img"
+PATH=$PATH:/usr/sbin:/sbin mkfs.ext4 -q -F -b 1024 -N 256 "$KSFT/ext4.img"
+
 # Is program $1 to be run? All are, unless KEVENT_TESTS names some.
 selected() {
 	[ -z "${KEVENT_TESTS:-}" ] || [[ " $KEVENT_TESTS " == *" $1 "* ]]
@@ -91,6 +98,7 @@ fi
 	echo "dir /bin 0755 0 0"
 	echo "dir /tests 0755 0 0"
 	echo "file /init $KSFT/init 0755 0 0"
+	echo "file /ext4.img $KSFT/ext4.img 0644 0 0"
 	for dir in tests bin; do
 		for f in "$KSFT/$dir"/*; do
 			[ -f "$f" ] || continue

@@ -20,6 +20,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/loop.h>
 #include <net/if.h>
 #include <poll.h>
 #include <signal.h>
@@ -38,6 +39,8 @@
 #define TEST_DIR "/tests"
 #define DEMO "/bin/kevent-demo"
 #define KMEMLEAK "/sys/kernel/debug/kmemleak"
+#define EXT4_IMAGE "/ext4.img"
+#define EXT4_DIR "/mnt/ext4"
 
 struct counts {
 	int pass, fail, skip;
@@ -48,6 +51,41 @@ static void mount_fs(const char *type, const char *dir)
 	mkdir(dir, 0755);
 	if (mount(type, dir, type, 0, NULL) && errno != EBUSY)
 		printf("# init: mount %s on %s: %m\n", type, dir);
+}
+
+/*
+ * An ext4 file system for the inode tests, besides /tmp's tmpfs: the
+ * initramfs carries an image made by mkfs.ext4 (tools/initramfs.sh), which
+ * goes on a loop device and is mounted on /mnt/ext4. Without the image,
+ * or a kernel without loop devices or ext4, the ext4 tests skip.
+ */
+static void mount_ext4(void)
+{
+	char dev[32];
+	int ctl, loop, img, n;
+
+	img = open(EXT4_IMAGE, O_RDWR | O_CLOEXEC);
+	if (img < 0)
+		return;
+	ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+	n = ctl < 0 ? -1 : ioctl(ctl, LOOP_CTL_GET_FREE);
+	snprintf(dev, sizeof(dev), "/dev/loop%d", n);
+	loop = n < 0 ? -1 : open(dev, O_RDWR | O_CLOEXEC);
+	if (loop < 0 || ioctl(loop, LOOP_SET_FD, img)) {
+		printf("# init: no loop device for %s: %m\n", EXT4_IMAGE);
+	} else {
+		mkdir("/mnt", 0755);
+		mkdir(EXT4_DIR, 01777);
+		if (mount(dev, EXT4_DIR, "ext4", 0, NULL))
+			printf("# init: mount ext4 on %s: %m\n", EXT4_DIR);
+		else
+			chmod(EXT4_DIR, 01777);
+	}
+	if (loop >= 0)
+		close(loop);
+	if (ctl >= 0)
+		close(ctl);
+	close(img);
 }
 
 /* Tests on 127.0.0.1 need the loopback interface up; nothing else does it. */
@@ -327,6 +365,7 @@ int main(int argc, char **argv)
 	mount_fs("devtmpfs", "/dev");
 	mount_fs("tmpfs", "/tmp");
 	mount_fs("debugfs", "/sys/kernel/debug");
+	mount_ext4();
 	loopback_up();
 	setenv("PATH", "/tests:/bin", 1);
 	setenv("HOME", "/tmp", 1);
