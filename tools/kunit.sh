@@ -22,11 +22,11 @@ mkdir -p "$BUILD"
 rm -f "$json" "$RESULTS/kunit" "$KDIR/test.log"
 
 # panic=-1: a crashing test reboots, which ends QEMU at once (kunit.py
-# passes -no-reboot) instead of waiting out the timeout. -smp 2 lets
-# lockdep and the tests see real concurrency.
+# passes -no-reboot) instead of waiting out the timeout. The CPUs of
+# qemu_boot() let lockdep and the tests see real concurrency.
 rc=0
 kunit_py run --timeout="$timeout" --json="$json" \
-	--kernel_args=panic=-1 --qemu_args='-smp 2' \
+	--kernel_args=panic=-1 --qemu_args="-smp $QEMU_CPUS" \
 	${filter:+"$filter"} 2>&1 | tee "$out" || rc=$?
 
 # kunit.py's last word: "Testing complete. Ran 7 tests: passed: 6, skipped: 1"

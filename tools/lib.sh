@@ -86,7 +86,9 @@ kunit_py() {
 # run on the same virtual machine: TCG, never KVM (results must not depend
 # on the host having it, and KVM fails on some CI hosts), two CPUs so that
 # SMP races can happen, the console on the serial port.
-QEMU_MACHINE="TCG (no KVM), -smp 2 -m 1024"
+QEMU_CPUS=2
+QEMU_MEM=1024
+QEMU_MACHINE="TCG (no KVM), -smp $QEMU_CPUS -m $QEMU_MEM"
 
 # qemu_boot BZIMAGE INITRAMFS CMDLINE LOG TIMEOUT: boot, copy the console
 # to stdout and LOG, and return QEMU's status (124 after TIMEOUT seconds).
@@ -94,7 +96,7 @@ QEMU_MACHINE="TCG (no KVM), -smp 2 -m 1024"
 qemu_boot() {
 	local rc=0
 	timeout -k 10 "$5" qemu-system-x86_64 \
-		-nodefaults -machine pc -m 1024 -smp 2 \
+		-nodefaults -machine pc -m "$QEMU_MEM" -smp "$QEMU_CPUS" \
 		-kernel "$1" -initrd "$2" -append "$3" \
 		-bios qboot.rom -display none -serial stdio -no-reboot \
 		</dev/null 2>&1 | stdbuf -oL tr -d '\r' | tee "$4" || rc=$?
