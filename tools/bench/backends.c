@@ -92,7 +92,8 @@ static int kev_register(struct be_state *s)
 	return ret;
 }
 
-static int kev_setup(struct be_state *s)
+/* An instance and the buffer its events are copied into. */
+static int kev_open(struct be_state *s)
 {
 	s->fd = COUNTED(ctl, kevent_init(0, KEVENT_CLOEXEC));
 	if (s->fd < 0)
@@ -100,19 +101,38 @@ static int kev_setup(struct be_state *s)
 	s->buf = malloc(MAX_EVENTS * sizeof(struct ukevent));
 	if (!s->buf)
 		return be_fail(s, "malloc");
-	return kev_register(s);
+	return 0;
+}
+
+static int kev_setup(struct be_state *s)
+{
+	return kev_open(s) ?: kev_register(s);
+}
+
+/*
+ * Collect up to @max events into s->buf, waiting for one if @block.
+ * Returns how many (0 after a signal), or be_fail()'s result.
+ */
+static int kev_collect(struct be_state *s, int max, bool block)
+{
+	static const struct __kernel_timespec zero;
+	int n;
+
+	n = COUNTED(wait, kevent_get_events(s->fd, 1, max, s->buf,
+					    block ? NULL : &zero, NULL));
+	if (n < 0)
+		return errno == EINTR ? 0 : be_fail(s, "kevent_get_events");
+	return n;
 }
 
 static int kev_wait(struct be_state *s, int *cookies, int max, bool block)
 {
-	static const struct __kernel_timespec zero;
 	struct ukevent *ev = s->buf;
 	int i, n;
 
-	n = COUNTED(wait, kevent_get_events(s->fd, 1, max, ev,
-					    block ? NULL : &zero, NULL));
+	n = kev_collect(s, max, block);
 	if (n < 0)
-		return errno == EINTR ? 0 : be_fail(s, "kevent_get_events");
+		return n;
 	for (i = 0; i < n; i++) {
 		if ((ev[i].ret_flags & KEVENT_RET_BROKEN) ||
 		    !(ev[i].ret_data & POLLIN))
@@ -551,15 +571,12 @@ static int ktimer_setup(struct be_state *s)
 	struct ukevent *uk;
 	int i, ret;
 
-	s->fd = COUNTED(ctl, kevent_init(0, KEVENT_CLOEXEC));
-	if (s->fd < 0)
-		return be_fail(s, "kevent_init");
-	s->buf = malloc(MAX_EVENTS * sizeof(struct ukevent));
+	ret = kev_open(s);
+	if (ret)
+		return ret;
 	uk = calloc(s->nfds, sizeof(*uk));
-	if (!s->buf || !uk) {
-		free(uk);
+	if (!uk)
 		return be_fail(s, "malloc");
-	}
 	for (i = 0; i < s->nfds; i++) {
 		kevent_set(&uk[i], KEVENT_TYPE_TIMER, i, KEVENT_TIMER_EXPIRED,
 			   0, i);
@@ -574,14 +591,12 @@ static int ktimer_setup(struct be_state *s)
 
 static int ktimer_wait(struct be_state *s, int *cookies, int max, bool block)
 {
-	static const struct __kernel_timespec zero;
 	struct ukevent *ev = s->buf;
 	int i, n;
 
-	n = COUNTED(wait, kevent_get_events(s->fd, 1, max, ev,
-					    block ? NULL : &zero, NULL));
+	n = kev_collect(s, max, block);
 	if (n < 0)
-		return errno == EINTR ? 0 : be_fail(s, "kevent_get_events");
+		return n;
 	for (i = 0; i < n; i++) {
 		/* The harness checks the cookie and the count. */
 		if ((ev[i].ret_flags & KEVENT_RET_BROKEN) ||
