@@ -111,6 +111,21 @@ find_splats() {
 	grep -aE "$SPLAT_RE" "$1"
 }
 
+# failed_cases LOG: each failed kselftest case again, from its "RUN" line to
+# its "not ok" line, so the end of a long CI log says what failed and why.
+failed_cases() {
+	awk '
+		/#  RUN / { n = 0 }
+		{ if (n < 60) block[n++] = $0 }
+		/^# not ok [0-9]+ / {
+			print "---- failed:"
+			for (i = 0; i < n; i++)
+				print block[i]
+			n = 0
+		}
+	' "$1"
+}
+
 # report NAME PASSED FAILED: the summary line and the result file.
 report() {
 	mkdir -p "$RESULTS"

@@ -76,5 +76,6 @@ if [ $passed = 0 ] && [ $failed = 0 ] && [ -d "$TREE/tools/testing/selftests/kev
 	failed=1
 fi
 failed=$((failed + splat))
+[ "$failed" = 0 ] || failed_cases "$log" >&2
 report kselftest "$passed" "$failed"
 [ "$failed" = 0 ]
