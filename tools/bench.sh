@@ -5,7 +5,8 @@
 # tables. The console log goes to $BUILD/bench.log and the results, with
 # the host, QEMU and kernel details, to $BUILD/bench.txt (or, when the run
 # failed, $BUILD/bench.failed.txt, so that a failure does not overwrite the
-# last good results).
+# last good results), and, when gnuplot is installed, a plot of the ratios
+# to $BUILD/bench.png (tools/bench/plot.sh).
 #
 #   tools/bench.sh
 #
@@ -125,6 +126,12 @@ echo
 if [[ $result == ok* ]] && [ $splat = 0 ]; then
 	mv "$TXT.new" "$TXT"
 	echo "results in $TXT"
+	# The plot is a convenience: without gnuplot the tables are the result.
+	if command -v gnuplot >/dev/null; then
+		"$(dirname "$0")/bench/plot.sh" "$TXT" || echo "no plot" >&2
+	else
+		echo "no plot: gnuplot is missing (apt-get install gnuplot-nox)" >&2
+	fi
 	exit 0
 fi
 mv "$TXT.new" "$BUILD/bench.failed.txt"
