@@ -28,6 +28,12 @@
 #   BENCH_TIMER_MS=500      duration of one timers run (ms)
 #   BENCH_LAT_ROUNDS=2000   wakeups measured per back end for the
 #                           latency percentiles (0: none)
+#   BENCH_PROFILE=0         1: after the timed runs, one more run per back
+#                           end at the first N and M with ftrace's
+#                           function profiler on (a kernel built with
+#                           FUNCTION_PROFILER and FUNCTION_GRAPH_TRACER):
+#                           calls and ns per event of the wait and wakeup
+#                           paths' kernel functions
 #   BENCH_TIMEOUT=1800      seconds for the whole boot
 #
 # Exit status: 0 when the benchmark ran to the end with every event
@@ -84,7 +90,7 @@ EOF
 # ksft_timeout is its time limit per program. Other name=value words reach
 # the benchmark as environment variables.
 cmdline="console=ttyS0 kunit.enable=0 panic=-1 ksft_timeout=$((timeout_s - 60))"
-for v in N M REPS MS PP BE TIMERS TIMER_PERIOD_US TIMER_MS LAT_ROUNDS; do
+for v in N M REPS MS PP BE TIMERS TIMER_PERIOD_US TIMER_MS LAT_ROUNDS PROFILE; do
 	var=BENCH_$v
 	[ -n "${!var:-}" ] && cmdline+=" bench_${v,,}=${!var}"
 done

@@ -114,4 +114,13 @@ void be_close(struct be_state *s);
 /* Print "back end: what: strerror(errno)"; returns -1. */
 int be_fail(const struct be_state *s, const char *what);
 
+/*
+ * profile.c: ftrace's function profiler over the kernel functions named
+ * by @filter (globs, space-separated). profile_open() returns -1, saying
+ * why, on a kernel without it.
+ */
+int profile_open(const char *filter);
+void profile_start(void);
+void profile_stop_print(const char *label, unsigned long long events);
+
 #endif /* KEVENT_BENCH_H */

@@ -107,6 +107,7 @@ static struct {
 	int timer_period_us;
 	int timer_ms;
 	int lat_rounds;
+	bool profile;			/* bench_profile=1 */
 	bool run[MAX_BACKENDS];
 	bool missing[MAX_BACKENDS];	/* asked for, but not in this kernel */
 	bool tm_run[MAX_BACKENDS];	/* timer_backends[] */
@@ -219,6 +220,7 @@ struct sample {
 	double load;		/* CPU time / run time */
 	double batch;		/* expirations per report */
 	double due;		/* expirations reported / due in the run */
+	uint64_t events;	/* idle+active: reported in the run */
 };
 
 struct quart {
@@ -554,6 +556,7 @@ static void run_active(const struct backend *be, struct pipes *p, int m,
 		t = now_ns();
 	} while (t - t0 < run_ns);
 
+	out->events = rounds * m;
 	out->ns = (double)(t - t0) / (rounds * m);
 	out->write_ns = (double)write_ns / (rounds * m);
 	out->sys = (double)(sys_count.wait + sys_count.ctl) / (rounds * m);
@@ -569,6 +572,46 @@ static void run_active(const struct backend *be, struct pipes *p, int m,
 		     be->name, n, cookies[0]);
 	be_close(&s);
 	settle();
+}
+
+/*
+ * Kernel functions of the wait and wakeup paths of each back end, for the
+ * profile: the system calls, what they call per event, and the wakeups.
+ */
+static const char profile_filter[] =
+	"__x64_sys_kevent_get_events __x64_sys_kevent_wait "
+	"__x64_sys_epoll_wait __x64_sys_io_uring_enter __x64_sys_write "
+	"__x64_sys_read kevent_* ep_* __wake_up* pipe_poll pipe_read "
+	"pipe_write _copy_to_user mutex_lock mutex_unlock "
+	"_raw_spin_lock_irq _raw_spin_lock_irqsave io_poll_* io_cqring_wait";
+
+/*
+ * One more run per back end at the first N and M, with the function
+ * profiler on, after the timed runs (it slows what it traces).
+ */
+static void bench_profile(void)
+{
+	struct pipes p;
+	struct sample junk;
+	char label[64];
+	int b;
+
+	printf("\nprofile: N=%d pipes, M=%d written per round, %d ms per back end\n",
+	       cfg.n[0], cfg.m[0], cfg.run_ms);
+	if (profile_open(profile_filter))
+		return;
+	pipes_open(&p, cfg.n[0]);
+	for (b = 0; b < nr_backends; b++) {
+		if (!cfg.run[b])
+			continue;
+		snprintf(doing, sizeof(doing), "profile %s", backends[b].name);
+		profile_start();
+		run_active(&backends[b], &p, cfg.m[0], 7, cfg.run_ms * 1000000ull,
+			   &junk);
+		snprintf(label, sizeof(label), "%s", backends[b].name);
+		profile_stop_print(label, junk.events);
+	}
+	pipes_close(&p);
 }
 
 static void bench_active(struct pipes *p, int ni, int mi)
@@ -802,6 +845,20 @@ static void bench_pingpong(const struct pp_mode *mode)
  */
 static uint64_t timer_res_ns;
 
+/*
+ * It changes once after the boot: high-resolution timers come on only
+ * when a clocksource good enough for them is (tsc, after its calibration
+ * is refined, seconds after the boot), so each timers run reads it again.
+ */
+static uint64_t read_timer_res(void)
+{
+	struct timespec res;
+
+	if (clock_getres(CLOCK_MONOTONIC, &res))
+		fail("clock_getres: %s", strerror(errno));
+	return res.tv_sec * 1000000000ull + res.tv_nsec;
+}
+
 static uint64_t timer_period_eff(const struct be_state *s)
 {
 	return s->period_ns > timer_res_ns ? s->period_ns : timer_res_ns;
@@ -929,6 +986,7 @@ static void run_timers(const struct backend *be, int ntimers, uint64_t run_ns,
 
 	if (!got || !seen)
 		fail("out of memory for %d timers", ntimers);
+	timer_res_ns = read_timer_res();
 	/* A period ahead: most first expiries come after the setup. */
 	s.start_ns = now_ns() + s.period_ns;
 	if (be->setup(&s))
@@ -963,6 +1021,9 @@ static void run_timers(const struct backend *be, int ntimers, uint64_t run_ns,
 	out->batch = (double)exps / reports;
 	out->due = (double)exps / (timers_due(&s, t) - timers_due(&s, t0));
 
+	if (read_timer_res() != timer_res_ns)
+		fail("%s: the timer resolution changed during the run (high-resolution timers came on): run again",
+		     be->name);
 	tm_check(be, &s, got, seen, t0, t);
 	be_close(&s);
 	free(got);
@@ -1514,12 +1575,9 @@ static int parse_int(const char *name, int def)
  */
 static void configure_timers(void)
 {
-	struct timespec res;
 	int i;
 
-	if (clock_getres(CLOCK_MONOTONIC, &res))
-		fail("clock_getres: %s", strerror(errno));
-	timer_res_ns = res.tv_sec * 1000000000ull + res.tv_nsec;
+	timer_res_ns = read_timer_res();
 
 	for (i = 0; i < nr_timer_backends; i++) {
 		const struct backend *tb = &timer_backends[i];
@@ -1553,6 +1611,7 @@ static void configure(void)
 	cfg.timer_period_us = parse_int("bench_timer_period_us", 1000);
 	cfg.timer_ms = parse_int("bench_timer_ms", 500);
 	cfg.lat_rounds = parse_int("bench_lat_rounds", 2000);
+	cfg.profile = parse_int("bench_profile", 0) > 0;
 	if (cfg.timer_period_us < TIMER_MIN_PERIOD_US)
 		fail("bench_timer_period_us: at least %d", TIMER_MIN_PERIOD_US);
 	/* Ten periods at least, so that every timer is seen in a run. */
@@ -1767,6 +1826,8 @@ int main(void)
 		}
 	}
 	print_summary();
+	if (cfg.profile)
+		bench_profile();
 	printf("\nkevent_bench: all events checked, no mismatch\n");
 	return 0;
 }
