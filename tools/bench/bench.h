@@ -117,10 +117,13 @@ int be_fail(const struct be_state *s, const char *what);
 /*
  * profile.c: ftrace's function profiler over the kernel functions named
  * by @filter (globs, space-separated). profile_open() returns -1, saying
- * why, on a kernel without it.
+ * why, on a kernel without it; it may be called again with another
+ * filter. profile_stop_print() prints the @top functions by time per
+ * event, and the run's @ns per event, tracer included.
  */
 int profile_open(const char *filter);
 void profile_start(void);
-void profile_stop_print(const char *label, unsigned long long events);
+void profile_stop_print(const char *label, unsigned long long events,
+			double ns, int top);
 
 #endif /* KEVENT_BENCH_H */

@@ -25,7 +25,6 @@
 
 #define TRACEFS		"/sys/kernel/tracing"
 #define MAX_FUNCS	512
-#define TOP		16
 
 struct func {
 	char name[96];
@@ -122,8 +121,10 @@ static int by_time(const void *a, const void *b)
 	return x->us < y->us ? 1 : x->us > y->us ? -1 : 0;
 }
 
-void profile_stop_print(const char *label, unsigned long long events)
+void profile_stop_print(const char *label, unsigned long long events,
+			double ns, int top)
 {
+	unsigned long long calls = 0;
 	static struct func f[MAX_FUNCS];
 	char path[300];
 	struct dirent *de;
@@ -143,11 +144,16 @@ void profile_stop_print(const char *label, unsigned long long events)
 		}
 	closedir(d);
 	qsort(f, n, sizeof(f[0]), by_time);
+	for (i = 0; i < n; i++)
+		calls += f[i].hits;
+	if (!events)
+		events = 1;
 
-	printf("  %s: %llu events; per event, the profiled functions by time (children included)\n",
-	       label, events);
-	printf("    %-36s %10s %12s\n", "function", "calls/ev", "ns/ev");
-	for (i = 0; i < n && i < TOP; i++)
+	printf("  %s: %llu events, %.0f ns per event with the tracer, %.2f traced calls per event\n",
+	       label, events, ns, (double)calls / events);
+	printf("    %-36s %10s %12s\n", "function (children included)",
+	       "calls/ev", "ns/ev");
+	for (i = 0; i < n && i < top; i++)
 		printf("    %-36s %10.3f %12.0f\n", f[i].name,
 		       (double)f[i].hits / events, f[i].us * 1000 / events);
 }
