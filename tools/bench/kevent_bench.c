@@ -584,15 +584,16 @@ static void run_active(const struct backend *be, struct pipes *p, int m,
  * back ends; the second traces what those call, to say where the time of
  * one back end goes.
  */
+#define PROFILE_SYSCALLS \
+	"__x64_sys_kevent_get_events __x64_sys_kevent_wait " \
+	"__x64_sys_epoll_wait __x64_sys_io_uring_enter __x64_sys_write " \
+	"__x64_sys_read "
+
 static const char profile_entry_filter[] =
-	"__x64_sys_kevent_get_events __x64_sys_kevent_wait "
-	"__x64_sys_epoll_wait __x64_sys_io_uring_enter __x64_sys_write "
-	"__x64_sys_read kevent_poll_wake ep_poll_callback io_poll_wake";
+	PROFILE_SYSCALLS "kevent_poll_wake ep_poll_callback io_poll_wake";
 
 static const char profile_detail_filter[] =
-	"__x64_sys_kevent_get_events __x64_sys_kevent_wait "
-	"__x64_sys_epoll_wait __x64_sys_io_uring_enter __x64_sys_write "
-	"__x64_sys_read kevent_* ep_* __wake_up* pipe_poll pipe_read "
+	PROFILE_SYSCALLS "kevent_* ep_* __wake_up* pipe_poll pipe_read "
 	"pipe_write _copy_to_user mutex_lock mutex_unlock "
 	"_raw_spin_lock_irq _raw_spin_lock_irqsave io_poll_* io_cqring_wait";
 

@@ -32,17 +32,22 @@ struct func {
 	double us;		/* total time, children included */
 };
 
-static int write_str(const char *file, const char *s)
+/*
+ * Write @s to tracefs file @file, opened with @flags (O_TRUNC or
+ * O_APPEND). Returns 0, -1 if the file cannot be opened, 1 if the write
+ * is refused (a filter glob that matches nothing).
+ */
+static int tracefs_write(const char *file, const char *s, int flags)
 {
 	char path[256];
 	int fd, ret = 0;
 
 	snprintf(path, sizeof(path), TRACEFS "/%s", file);
-	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	fd = open(path, O_WRONLY | flags | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	if (write(fd, s, strlen(s)) != (ssize_t)strlen(s))
-		ret = -1;
+		ret = 1;
 	close(fd);
 	return ret;
 }
@@ -60,20 +65,16 @@ int profile_open(const char *filter)
 		return -1;
 	}
 	/* One glob per write: a glob that matches nothing must not void the rest. */
-	write_str("set_ftrace_filter", "");
+	tracefs_write("set_ftrace_filter", "", O_TRUNC);
 	snprintf(buf, sizeof(buf), "%s", filter);
 	for (word = strtok_r(buf, " ", &save); word;
 	     word = strtok_r(NULL, " ", &save)) {
-		char path[256];
-		int fd;
+		int ret = tracefs_write("set_ftrace_filter", word, O_APPEND);
 
-		snprintf(path, sizeof(path), TRACEFS "/set_ftrace_filter");
-		fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
-		if (fd < 0)
+		if (ret < 0)
 			return -1;
-		if (write(fd, word, strlen(word)) < 0)
+		if (ret)
 			printf("  profile: no function matches %s\n", word);
-		close(fd);
 	}
 	return 0;
 }
@@ -81,8 +82,8 @@ int profile_open(const char *filter)
 void profile_start(void)
 {
 	/* Enabling resets the counts. */
-	write_str("function_profile_enabled", "0");
-	write_str("function_profile_enabled", "1");
+	tracefs_write("function_profile_enabled", "0", O_TRUNC);
+	tracefs_write("function_profile_enabled", "1", O_TRUNC);
 }
 
 /* Add one CPU's trace_stat/functionN to @f. */
@@ -131,7 +132,7 @@ void profile_stop_print(const char *label, unsigned long long events,
 	DIR *d;
 	int i, n = 0;
 
-	write_str("function_profile_enabled", "0");
+	tracefs_write("function_profile_enabled", "0", O_TRUNC);
 	memset(f, 0, sizeof(f));
 	d = opendir(TRACEFS "/trace_stat");
 	if (!d)
