@@ -1,6 +1,7 @@
 #!/bin/bash
 # Install every Debian 12 package needed to build kevent and run its tests
-# (run by .ci/run on a fresh machine; developers can run it too).
+# (run by .ci/run on a fresh machine, and with --if-missing by the demo
+# and test commands).
 set -euo pipefail
 . "$(dirname "$0")/../tools/lib.sh"
 
@@ -15,6 +16,17 @@ packages=(
 	# the ext4 image of the inode tests
 	e2fsprogs
 )
+
+# --if-missing: do nothing when every package is installed already (the
+# demo and test commands call it so; CI installs unconditionally).
+if [ "${1:-}" = --if-missing ]; then
+	missing=0
+	for p in "${packages[@]}" "$SRC_PKG"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+			grep -q 'install ok installed' || missing=1
+	done
+	[ $missing = 1 ] || exit 0
+fi
 
 if [ "$(id -u)" = 0 ]; then apt-get update; else sudo apt-get update; fi
 apt_install "${packages[@]}"

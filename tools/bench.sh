@@ -10,9 +10,12 @@
 #
 #   tools/bench.sh
 #
-# It does not build the kernel: it boots the one in $KDIR (lib.sh's, the
-# kernel tools/kunit.sh builds) unless BENCH_KDIR names another build
-# directory, e.g. BENCH_KDIR=build/dev. Settings, passed to the guest:
+# It boots the production kernel (kunit/production.config), which it
+# builds or brings up to date first with tools/build-kernel.sh; every
+# published number comes from it. BENCH_CONFIG=profile boots the
+# profiling kernel instead (for BENCH_PROFILE=1), BENCH_CONFIG=debug the
+# test kernel; BENCH_KDIR=DIR boots the kernel already built in DIR.
+# Settings, passed to the guest:
 #   BENCH_N=100,1000,10000  pipes registered
 #   BENCH_M=1,10,100        pipes written per round
 #   BENCH_REPS=7            interleaved repetitions
@@ -41,7 +44,11 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-KDIR=$(realpath -m "${BENCH_KDIR:-$KDIR}")
+if [ -n "${BENCH_KDIR:-}" ]; then
+	KDIR=$(realpath -m "$BENCH_KDIR")
+else
+	KDIR=$("$(dirname "$0")/build-kernel.sh" "${BENCH_CONFIG:-production}")
+fi
 BZIMAGE=$KDIR/arch/x86/boot/bzImage
 OUT=$BUILD/bench
 LOG=$BUILD/bench.log
@@ -49,7 +56,7 @@ TXT=$BUILD/bench.txt
 CC=${CC:-gcc}
 timeout_s=${BENCH_TIMEOUT:-1800}
 
-[ -f "$BZIMAGE" ] || die "no kernel $BZIMAGE: build it with tools/kunit.sh, or set BENCH_KDIR"
+[ -f "$BZIMAGE" ] || die "no kernel $BZIMAGE"
 if [ ! -f "$KDIR/usr/include/linux/kevent.h" ]; then
 	need_tree
 	log "installing UAPI headers into $KDIR/usr/include"

@@ -6,5 +6,6 @@
 #   tools/demo.sh
 set -euo pipefail
 tools=$(dirname "$0")
+"$tools/../ci/install-packages.sh" --if-missing
 "$tools/tree.sh"
 exec "$tools/selftests.sh" --demo

@@ -1,8 +1,10 @@
 #!/bin/bash
-# Run every test, as CI does: make the tree from kevent.mbox, build the
-# test kernel and run KUnit in it, then the userspace tests. The last line
-# is "N passed, N failed", the sum of both; the status is non-zero if
-# anything failed, including a step that crashed before counting.
+# Run every test, as CI does: install what is missing, make the tree from
+# kevent.mbox, build the test kernel and run KUnit in it, then the
+# userspace tests, then check each patch on its own (check-patches.sh).
+# The last line is "N passed, N failed", the sum of all three (a clean
+# patch counts as passed); the status is non-zero if anything failed,
+# including a step that crashed before counting.
 #
 #   tools/test-all.sh
 set -euo pipefail
@@ -10,7 +12,7 @@ set -euo pipefail
 tools=$(dirname "$0")
 
 rm -rf "$RESULTS"
-if ! "$tools/tree.sh"; then
+if ! "$ROOT/ci/install-packages.sh" --if-missing || ! "$tools/tree.sh"; then
 	echo "0 passed, 1 failed"
 	exit 1
 fi
@@ -19,9 +21,11 @@ fi
 status=0
 "$tools/kunit.sh" || status=1
 "$tools/selftests.sh" || status=1
+# Each patch on its own: W=1 builds of what it touches, checkpatch.
+"$tools/check-patches.sh" || status=1
 
 passed=0 failed=0
-for name in kunit kselftest; do
+for name in kunit kselftest patches; do
 	p=0 f=1
 	if [ -f "$RESULTS/$name" ]; then
 		read -r p f <"$RESULTS/$name"
