@@ -9,8 +9,10 @@ packages=(
 	# kernel build
 	build-essential gcc make flex bison bc libelf-dev libssl-dev dwarves
 	kmod cpio rsync xz-utils perl python3 git ca-certificates
-	# static test programs
-	libc6-dev
+	# static test programs; the kselftests also as i386 programs:
+	# libc6-dev-i386 has the 32-bit static libc (/usr/lib32/libc.a),
+	# gcc-multilib the compiler's -m32 support (lib32gcc-12-dev)
+	libc6-dev gcc-multilib libc6-dev-i386
 	# the test machine: qemu-system-data has qboot.rom
 	qemu-system-x86 qemu-system-data
 	# the ext4 image of the inode tests

@@ -1,13 +1,16 @@
 #!/bin/bash
 # Pack the initramfs that tools/selftests.sh boots: a static /init
-# (tools/initramfs/init.c), the kevent kselftests in /tests and the
-# programs of tools/examples in /bin, all statically linked against the
-# UAPI headers of the test kernel. Needs the kernel built in $KDIR.
+# (tools/initramfs/init.c), the kevent kselftests in /tests, the same
+# kselftests built as i386 programs (-m32) in /tests32, and the programs
+# of tools/examples in /bin, all statically linked against the UAPI
+# headers of the test kernel. Needs the kernel built in $KDIR, with
+# IA32_EMULATION for the programs of /tests32.
 #
 #   tools/initramfs.sh      writes $BUILD/initramfs.cpio
 #
 # KEVENT_TESTS="kevent_socket_test kevent-echo" puts only the programs
-# named in /tests: a quicker boot while working on one of them.
+# named in /tests and /tests32: a quicker boot while working on one of
+# them.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -26,32 +29,57 @@ log "installing UAPI headers into $KDIR/usr/include"
 make -s -C "$TREE" ARCH=x86_64 O="$KDIR" headers
 
 rm -rf "$KSFT"
-mkdir -p "$KSFT/tests" "$KSFT/bin"
+mkdir -p "$KSFT/tests" "$KSFT/tests32" "$KSFT/bin"
 
-# Programs lib.mk would build, by kind, with the $(OUTPUT)/ it prefixes.
-# Asked from make itself, so the Makefile stays the one list of tests.
+# lib_mk_var VAR DIR: programs lib.mk would build into DIR, by kind, with
+# the DIR/ it prefixes. Asked from make itself, so the Makefile stays the
+# one list of tests.
 lib_mk_var() {
 	make -s --no-print-directory -C "$SELFTESTS" -f Makefile -f - \
-		OUTPUT="$KSFT/tests" print-var <<<"print-var: ; @echo \$($1)"
+		OUTPUT="$2" print-var <<<"print-var: ; @echo \$($1)"
+}
+
+# build_selftests DIR HELPERS [FLAGS...]: the kselftests, static, into
+# DIR, compiled and linked with FLAGS; the helper programs that tests run
+# (TEST_GEN_PROGS_EXTENDED) go to HELPERS, or nowhere if it is "".
+build_selftests() {
+	local dir=$1 helpers=$2 f p keep scripts
+	shift 2
+	# lib.mk appends USERCFLAGS and USERLDFLAGS to CFLAGS and LDFLAGS;
+	# setting those on the command line would drop the Makefile's own.
+	make -s -C "$SELFTESTS" ARCH=x86_64 CC="$CC" OUTPUT="$dir" \
+		KHDR_INCLUDES="-isystem $KDIR/usr/include" \
+		USERCFLAGS="$*" USERLDFLAGS="-static $*"
+	if [ -n "$helpers" ]; then
+		for p in $(lib_mk_var TEST_GEN_PROGS_EXTENDED "$dir"); do
+			mv "$p" "$helpers/"
+		done
+	fi
+	scripts=$(lib_mk_var TEST_PROGS "$dir")
+	[ -z "$scripts" ] || log "warning: no shell in the initramfs; not run: $scripts"
+	# Whatever else lib.mk left (objects, generated files) must not be
+	# taken for a test by /init.
+	keep=" $(lib_mk_var TEST_GEN_PROGS "$dir") $(lib_mk_var TEST_CUSTOM_PROGS "$dir") "
+	for f in "$dir"/*; do
+		[[ $keep == *" $f "* ]] || rm -rf "$f"
+	done
 }
 
 if [ -f "$SELFTESTS/Makefile" ]; then
 	log "building $SELFTESTS"
-	# lib.mk appends USERLDFLAGS to LDFLAGS; setting LDFLAGS itself on
-	# the command line would drop the Makefile's own additions.
-	make -s -C "$SELFTESTS" ARCH=x86_64 CC="$CC" OUTPUT="$KSFT/tests" \
-		KHDR_INCLUDES="-isystem $KDIR/usr/include" USERLDFLAGS=-static
-	for p in $(lib_mk_var TEST_GEN_PROGS_EXTENDED); do
-		mv "$p" "$KSFT/bin/"
-	done
-	scripts=$(lib_mk_var TEST_PROGS)
-	[ -z "$scripts" ] || log "warning: no shell in the initramfs; not run: $scripts"
-	# Whatever else lib.mk left (objects, generated files) must not be
-	# taken for a test by /init.
-	keep=" $(lib_mk_var TEST_GEN_PROGS) $(lib_mk_var TEST_CUSTOM_PROGS) "
-	for f in "$KSFT"/tests/*; do
-		[[ $keep == *" $f "* ]] || rm -rf "$f"
-	done
+	build_selftests "$KSFT/tests" "$KSFT/bin"
+
+	# The same tests as i386 programs, for the kernel's i386 system call
+	# table and compat entry points; the x86_64 helpers in /bin serve
+	# them too. -Wno-pointer-to-int-cast: the harness's ASSERT_NE(NULL,
+	# ptr) casts the pointer to uintmax_t, which warns in every test
+	# where pointers are 32 bits wide.
+	log "building $SELFTESTS as i386 programs"
+	echo 'int main(void) { return 0; }' >"$KSFT/m32.c"
+	"$CC" -m32 -static -o "$KSFT/m32" "$KSFT/m32.c" ||
+		die "no static i386 build: install gcc-multilib and libc6-dev-i386 (ci/install-packages.sh)"
+	rm -f "$KSFT/m32" "$KSFT/m32.c"
+	build_selftests "$KSFT/tests32" "" -m32 -Wno-pointer-to-int-cast
 else
 	log "warning: no $SELFTESTS; the initramfs has no tests"
 fi
@@ -97,9 +125,10 @@ fi
 	echo "dir /tmp 1777 0 0"
 	echo "dir /bin 0755 0 0"
 	echo "dir /tests 0755 0 0"
+	echo "dir /tests32 0755 0 0"
 	echo "file /init $KSFT/init 0755 0 0"
 	echo "file /ext4.img $KSFT/ext4.img 0644 0 0"
-	for dir in tests bin; do
+	for dir in tests tests32 bin; do
 		for f in "$KSFT/$dir"/*; do
 			[ -f "$f" ] || continue
 			[ $dir = bin ] || selected "$(basename "$f")" || continue
@@ -112,4 +141,4 @@ fi
 	done
 } >"$KSFT/initramfs.list"
 "$gen" "$KSFT/initramfs.list" >"$CPIO"
-log "$CPIO: $(grep -c '^[a-z]* /tests/' "$KSFT/initramfs.list") programs in /tests"
+log "$CPIO: $(grep -c '^[a-z]* /tests/' "$KSFT/initramfs.list") programs in /tests, $(grep -c '^[a-z]* /tests32/' "$KSFT/initramfs.list") in /tests32"

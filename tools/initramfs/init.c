@@ -2,12 +2,14 @@
 /*
  * /init of the test initramfs that tools/selftests.sh boots in QEMU.
  *
- * Runs every program in /tests in name order, each in its own process
- * group with a time limit, and copies its output to the console prefixed
- * with "# ", nested under a KTAP line per program as run_kselftest.sh
- * does. It counts the results of each program (the harness's
- * "# Totals:" line, else its "ok"/"not ok" lines, else the exit status)
- * and ends with "kselftest: N passed, N failed", which the host reads.
+ * Runs every program in /tests in name order, then those of /tests32
+ * (the kselftests again, built as i386 programs; their names end in
+ * " (32-bit)"), each in its own process group with a time limit, and
+ * copies its output to the console prefixed with "# ", nested under a
+ * KTAP line per program as run_kselftest.sh does. It counts the results
+ * of each program (the harness's "# Totals:" line, else its "ok"/"not ok"
+ * lines, else the exit status) and ends with "kselftest: N passed, N
+ * failed" for both directories together, which the host reads.
  *
  * With "--demo" on its command line (after "--" on the kernel's), it runs
  * /bin/kevent-demo on the console instead and reports its exit status.
@@ -37,6 +39,7 @@
 #include <unistd.h>
 
 #define TEST_DIR "/tests"
+#define TEST32_DIR "/tests32"
 #define DEMO "/bin/kevent-demo"
 #define KMEMLEAK "/sys/kernel/debug/kmemleak"
 #define EXT4_IMAGE "/ext4.img"
@@ -236,64 +239,95 @@ static int run_captured(const char *path, int timeout, struct counts *lines,
 	return timed_out ? -1 : status;
 }
 
+/* The directories of test programs, and what their programs' names get. */
+static const struct test_dir {
+	const char *dir;
+	const char *suffix;
+	int optional;		/* the benchmark's initramfs has no /tests32 */
+} test_dirs[] = {
+	{ TEST_DIR, "", 0 },
+	{ TEST32_DIR, " (32-bit)", 1 },
+};
+#define NR_TEST_DIRS (sizeof(test_dirs) / sizeof(test_dirs[0]))
+
+static const char *scan_dir;	/* is_program()'s directory */
+
 static int is_program(const struct dirent *d)
 {
 	char path[PATH_MAX];
 	struct stat st;
 
-	snprintf(path, sizeof(path), TEST_DIR "/%s", d->d_name);
+	snprintf(path, sizeof(path), "%s/%s", scan_dir, d->d_name);
 	return !stat(path, &st) && S_ISREG(st.st_mode) && (st.st_mode & 0111);
 }
 
+/*
+ * Runs program @name of @dir, the @num-th of the run, and adds its results
+ * to @all. Its KTAP lines call it @name@suffix.
+ */
+static void run_one(const char *dir, const char *name, const char *suffix,
+		    int num, int timeout, struct counts *all)
+{
+	struct counts lines = { 0 }, totals = { 0 }, *c;
+	int have_totals = 0, status, code;
+	char path[PATH_MAX];
+	const char *why = "";
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	printf("# selftests: kevent: %s%s\n", name, suffix);
+	fflush(stdout);
+	status = run_captured(path, timeout, &lines, &totals, &have_totals);
+	c = have_totals ? &totals : &lines;
+	code = status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+
+	if (c->pass + c->fail + c->skip == 0) {
+		/* Not a harness program: its exit status is the result. */
+		if (code == 0)
+			c->pass = 1;
+		else if (code == 4)	/* KSFT_SKIP */
+			c->skip = 1;
+		else
+			c->fail = 1;
+	} else if (code != 0 && code != 4 && c->fail == 0) {
+		/* Died after its last result line, or lied about it. */
+		c->fail = 1;
+	}
+	if (status < 0)
+		why = " # TIMEOUT";
+	else if (WIFSIGNALED(status))
+		why = " # killed by a signal";
+	all->pass += c->pass;
+	all->fail += c->fail;
+	all->skip += c->skip;
+	printf("%sok %d selftests: kevent: %s%s%s\n",
+	       c->fail ? "not " : "", num, name, suffix, why);
+	fflush(stdout);
+}
+
+/* Every program of every test directory, under one KTAP plan. */
 static struct counts run_tests(int timeout)
 {
 	struct counts all = { 0 };
-	struct dirent **names;
-	int n = scandir(TEST_DIR, &names, is_program, alphasort);
+	struct dirent **names[NR_TEST_DIRS];
+	int nr[NR_TEST_DIRS], total = 0, num = 0;
 
-	printf("TAP version 13\n1..%d\n", n < 0 ? 0 : n);
-	for (int i = 0; i < n; i++) {
-		const char *name = names[i]->d_name;
-		struct counts lines = { 0 }, totals = { 0 }, *c;
-		int have_totals = 0, status, code;
-		char path[PATH_MAX];
-		const char *why = "";
-
-		snprintf(path, sizeof(path), TEST_DIR "/%s", name);
-		printf("# selftests: kevent: %s\n", name);
-		fflush(stdout);
-		status = run_captured(path, timeout, &lines, &totals, &have_totals);
-		c = have_totals ? &totals : &lines;
-		code = status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-
-		if (c->pass + c->fail + c->skip == 0) {
-			/* Not a harness program: its exit status is the result. */
-			if (code == 0)
-				c->pass = 1;
-			else if (code == 4)	/* KSFT_SKIP */
-				c->skip = 1;
-			else
-				c->fail = 1;
-		} else if (code != 0 && code != 4 && c->fail == 0) {
-			/* Died after its last result line, or lied about it. */
-			c->fail = 1;
-		}
-		if (status < 0)
-			why = " # TIMEOUT";
-		else if (WIFSIGNALED(status))
-			why = " # killed by a signal";
-		all.pass += c->pass;
-		all.fail += c->fail;
-		all.skip += c->skip;
-		printf("%sok %d selftests: kevent: %s%s\n",
-		       c->fail ? "not " : "", i + 1, name, why);
-		fflush(stdout);
-		free(names[i]);
+	for (size_t d = 0; d < NR_TEST_DIRS; d++) {
+		scan_dir = test_dirs[d].dir;
+		nr[d] = scandir(scan_dir, &names[d], is_program, alphasort);
+		if (nr[d] < 0 && !(test_dirs[d].optional && errno == ENOENT))
+			printf("# init: no %s: %m\n", scan_dir);
+		total += nr[d] < 0 ? 0 : nr[d];
 	}
-	if (n < 0)
-		printf("# init: no %s: %m\n", TEST_DIR);
-	else
-		free(names);
+	printf("TAP version 13\n1..%d\n", total);
+	for (size_t d = 0; d < NR_TEST_DIRS; d++) {
+		for (int i = 0; i < nr[d]; i++) {
+			run_one(test_dirs[d].dir, names[d][i]->d_name,
+				test_dirs[d].suffix, ++num, timeout, &all);
+			free(names[d][i]);
+		}
+		if (nr[d] >= 0)
+			free(names[d]);
+	}
 	return all;
 }
 
