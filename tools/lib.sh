@@ -64,7 +64,7 @@ record_applied() {
 }
 
 need_tree() {
-	[ -d "$TREE/.git" ] || die "no kernel tree in $TREE; run tools/tree.sh first"
+	[ -e "$TREE/.git" ] || die "no kernel tree in $TREE; run tools/tree.sh first"
 }
 
 # kunit.py SUBCOMMAND [ARGS...]: kunit.py with the options every caller

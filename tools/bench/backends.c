@@ -149,16 +149,7 @@ static int kev_wait(struct be_state *s, int *cookies, int max, bool block)
  * memory shared with user space instead of copying them into a buffer.
  * It is entered only when the ring is empty.
  */
-#ifndef __NR_kevent_wait
-# define __NR_kevent_wait 466	/* x86_64 */
-#endif
 #define KRING_ENTRIES 1024
-
-static int kevent_wait(int fd, unsigned int min_nr,
-		       const struct __kernel_timespec *timeout)
-{
-	return syscall(__NR_kevent_wait, fd, min_nr, timeout, NULL);
-}
 
 static bool kring_probe(const struct backend *be)
 {
@@ -171,9 +162,9 @@ static bool kring_probe(const struct backend *be)
 	return true;
 }
 
-static int kring_setup(struct be_state *s)
+static int kring_open(struct be_state *s, unsigned int flags)
 {
-	s->fd = COUNTED(ctl, kevent_init(KRING_ENTRIES, KEVENT_CLOEXEC));
+	s->fd = COUNTED(ctl, kevent_init(KRING_ENTRIES, KEVENT_CLOEXEC | flags));
 	if (s->fd < 0)
 		return be_fail(s, "kevent_init(ring)");
 	s->map_len = KEVENT_RING_SIZE(KRING_ENTRIES);
@@ -186,6 +177,11 @@ static int kring_setup(struct be_state *s)
 	return kev_register(s);
 }
 
+static int kring_setup(struct be_state *s)
+{
+	return kring_open(s, 0);
+}
+
 static int kring_wait(struct be_state *s, int *cookies, int max, bool block)
 {
 	static const struct __kernel_timespec zero;
@@ -196,7 +192,7 @@ static int kring_wait(struct be_state *s, int *cookies, int max, bool block)
 	int n = 0;
 
 	if (head == tail) {
-		if (COUNTED(wait, kevent_wait(s->fd, block, block ? NULL : &zero)) < 0)
+		if (COUNTED(wait, kevent_wait(s->fd, block, block ? NULL : &zero, NULL)) < 0)
 			return errno == EINTR ? 0 : be_fail(s, "kevent_wait");
 		head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
 	}
@@ -219,6 +215,33 @@ static void kring_teardown(struct be_state *s)
 		munmap(s->map, s->map_len);
 	s->map = NULL;
 }
+
+#ifdef KEVENT_RING_POST
+/*
+ * kevent with a posted ring: the pipe's wakeup writes the event into the
+ * ring, so kevent_wait() is entered only when the ring is empty, to sleep.
+ */
+static bool kpost_probe(const struct backend *be)
+{
+	int fd = kevent_init(KRING_ENTRIES, KEVENT_CLOEXEC | KEVENT_RING_POST);
+
+	(void)be;
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+static int kpost_setup(struct be_state *s)
+{
+	return kring_open(s, KEVENT_RING_POST);
+}
+
+static int kpost_wait(struct be_state *s, int *cookies, int max, bool block)
+{
+	return kring_wait(s, cookies, max, block);
+}
+#endif /* KEVENT_RING_POST */
 #endif /* KEVENT_RING_SIZE */
 
 /* ------------------------------------------------------------------ */
@@ -733,6 +756,7 @@ void be_close(struct be_state *s)
  * wakeup, so it is compared with edge-triggered epoll. "-dt": with
  * IORING_SETUP_DEFER_TASKRUN (and SINGLE_ISSUER, which it needs).
  * kevent-ring: edge-triggered, like kevent-ET, but through the ring.
+ * kevent-post: the same through a posted ring (KEVENT_RING_POST).
  */
 const struct backend backends[] = {
 	BE("epoll-LT",    NULL,       0,                    ep),
@@ -742,6 +766,10 @@ const struct backend backends[] = {
 #ifdef KEVENT_RING_SIZE
 	BE("kevent-ring", "epoll-ET", KEVENT_REQ_ET,        kring,
 	   .probe = kring_probe, .teardown = kring_teardown),
+#ifdef KEVENT_RING_POST
+	BE("kevent-post", "epoll-ET", KEVENT_REQ_ET,        kpost,
+	   .probe = kpost_probe, .teardown = kring_teardown),
+#endif
 #endif
 	BE("io_uring",    "epoll-ET", 0,                    uring,
 	   .teardown = uring_teardown),

@@ -25,6 +25,7 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 
 #include "kevent.h"
 
@@ -99,6 +101,10 @@ static const char *type_name(uint32_t type)
 #ifdef KEVENT_TYPE_AIO
 	case KEVENT_TYPE_AIO:
 		return "aio";
+#endif
+#ifdef KEVENT_TYPE_SIGNAL
+	case KEVENT_TYPE_SIGNAL:
+		return "signal";
 #endif
 	default:
 		return "?";
@@ -794,6 +800,106 @@ static int demo_aio(int kfd)
 }
 #endif /* KEVENT_TYPE_AIO */
 
+#ifdef KEVENT_TYPE_SIGNAL
+/*
+ * Signals as events: blocked, as for a signalfd, and reported with the
+ * sender's pid and, for a real-time signal, the value sigqueue() gave.
+ */
+static int demo_signal(int kfd)
+{
+	static struct cookie chld = { "SIGCHLD" }, rt = { "SIGRTMIN+1" };
+	union sigval val = { .sival_int = 42 };
+	struct ukevent uk[2], ev[4];
+	sigset_t set, old;
+	pid_t child;
+	int n, status;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGRTMIN + 1);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	kevent_set(&uk[0], KEVENT_TYPE_SIGNAL, SIGCHLD, KEVENT_SIGNAL_RECEIVED,
+		   0, to_user_data(&chld));
+	kevent_set(&uk[1], KEVENT_TYPE_SIGNAL, SIGRTMIN + 1,
+		   KEVENT_SIGNAL_RECEIVED, 0, to_user_data(&rt));
+	n = kevent_ctl(kfd, KEVENT_CTL_ADD, 2, uk);
+	if (n == 2 && uk[0].ret_error == -EOPNOTSUPP) {
+		printf("KEVENT_TYPE_SIGNAL is not in this kernel: skipped\n");
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		return 0;
+	}
+	CHECK(n == 2 && !uk[0].ret_error && !uk[1].ret_error, "add signals");
+
+	printf("A child exits; then we sigqueue() ourselves SIGRTMIN+1 with 42\n");
+	child = fork();
+	if (!child)
+		_exit(7);
+	n = collect(kfd, ev, 4, 1, 5000);
+	CHECK(n == 1 && KEVENT_SIGNAL_PID(ev[0].ret_data) == child &&
+	      KEVENT_SIGNAL_CODE(ev[0].ret_data) == CLD_EXITED,
+	      "expected SIGCHLD from the child, CLD_EXITED");
+	printf("  (pid %d, CLD_EXITED: reaped with waitpid())\n",
+	       KEVENT_SIGNAL_PID(ev[0].ret_data));
+	CHECK(waitpid(child, &status, 0) == child && WEXITSTATUS(status) == 7,
+	      "waitpid");
+	CHECK(sigqueue(getpid(), SIGRTMIN + 1, val) == 0, "sigqueue");
+	n = collect(kfd, ev, 4, 1, 5000);
+	CHECK(n == 1 && KEVENT_SIGNAL_VALUE(ev[0].ret_data) == 42,
+	      "expected the value 42");
+	printf("  (value %d, and the signal was dequeued, as a signalfd does)\n",
+	       (int)KEVENT_SIGNAL_VALUE(ev[0].ret_data));
+
+	CHECK(kevent_remove_one(kfd, KEVENT_TYPE_SIGNAL, SIGCHLD) == 0, "rm");
+	CHECK(kevent_remove_one(kfd, KEVENT_TYPE_SIGNAL, SIGRTMIN + 1) == 0,
+	      "rm");
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return 0;
+}
+#endif /* KEVENT_TYPE_SIGNAL */
+
+#ifdef KEVENT_RING_POST
+/*
+ * A posted ring: the kernel writes events into the mapped ring as they
+ * happen, so reading them takes no system call at all.
+ */
+static int demo_posted_ring(int kfd)
+{
+	static struct cookie c = { "posted" };
+	struct kevent_ring *r;
+	struct ukevent ev;
+	int fd, i, n = 0;
+
+	(void)kfd;
+	fd = kevent_init(8, KEVENT_CLOEXEC | KEVENT_RING_POST);
+	if (fd < 0 && errno == EINVAL) {
+		printf("KEVENT_RING_POST is not in this kernel: skipped\n");
+		return 0;
+	}
+	CHECK(fd >= 0, "kevent_init(8, KEVENT_RING_POST): %s", strerror(errno));
+	r = kevent_ring_map(fd, 8);
+	CHECK(r, "mmap: %s", strerror(errno));
+	CHECK(kevent_add_one(fd, KEVENT_TYPE_USER, 5, KEVENT_USER_TRIGGER, 0,
+			     to_user_data(&c)) == 0, "add");
+	printf("Trigger user kevent 5 three times, then read the ring\n");
+	for (i = 0; i < 3; i++)
+		CHECK(kevent_trigger_one(fd, 5) == 0, "trigger");
+	/* Posted by the first trigger; the next two merged into its slot. */
+	while (kevent_ring_claim(r, &ev)) {
+		print_event(&ev);
+		n++;
+	}
+	CHECK(n == 1 && ev.ret_data == 1, "expected one slot, count 1");
+	printf("Ring empty: kevent_wait() posts what was merged meanwhile\n");
+	CHECK(kevent_wait(fd, 1, NULL, NULL) == 1, "kevent_wait");
+	CHECK(kevent_ring_claim(r, &ev) && ev.ret_data == 2,
+	      "expected the two merged triggers");
+	print_event(&ev);
+	munmap(r, KEVENT_RING_SIZE(8));
+	close(fd);
+	return 0;
+}
+#endif /* KEVENT_RING_POST */
+
 /* ------------------------------------------------------------------ */
 /* Driver                                                              */
 /* ------------------------------------------------------------------ */
@@ -823,6 +929,12 @@ static const struct demo {
 #endif
 #ifdef KEVENT_TYPE_AIO
 	{ "socket I/O done by the kernel, through KEVENT_TYPE_AIO", demo_aio },
+#endif
+#ifdef KEVENT_TYPE_SIGNAL
+	{ "signals, through KEVENT_TYPE_SIGNAL", demo_signal },
+#endif
+#ifdef KEVENT_RING_POST
+	{ "a posted ring: events without a system call", demo_posted_ring },
 #endif
 };
 

@@ -8,7 +8,8 @@
  *
  *   kevent_init()        make an instance, get its file descriptor;
  *   kevent_ctl()         add, remove, modify or trigger an array of kevents;
- *   kevent_get_events()  wait for ready events and collect them.
+ *   kevent_get_events()  wait for ready events and collect them;
+ *   kevent_wait()        or have them in a mapped ring (kevent_ring_*()).
  *
  * This header gives them C wrappers that follow the libc convention (-1
  * and errno on failure) plus a few helpers for the common one-entry case.
@@ -48,6 +49,9 @@
 # endif
 # ifndef __NR_kevent_get_events
 #  define __NR_kevent_get_events	465
+# endif
+# ifndef __NR_kevent_wait
+#  define __NR_kevent_wait		466
 # endif
 #elif !defined(__NR_kevent_init)
 # error "kevent system call numbers are only known for x86_64; install the kernel headers"
@@ -268,6 +272,72 @@ static inline int kevent_aio_sendfile(int fd, int sock, int file_fd,
 	return kevent_ctl_one(fd, KEVENT_CTL_ADD, &uk);
 }
 #endif
+
+/**
+ * kevent_wait() - have ready events in an instance's mapped ring
+ * @fd:      an instance made with ring_entries.
+ * @min_nr:  wait until the ring holds this many unconsumed events.
+ * @timeout: relative; NULL waits for ever, {0, 0} does not wait.
+ * @sig:     NULL, or a signal mask to install during the wait.
+ *
+ * Return: the events it added (on a posted ring: the events in the ring),
+ * or -1 with errno set.
+ */
+static inline int kevent_wait(int fd, unsigned int min_nr,
+			      const struct __kernel_timespec *timeout,
+			      const struct kevent_sigmask *sig)
+{
+	return syscall(__NR_kevent_wait, fd, min_nr, timeout, sig);
+}
+
+#include <sys/mman.h>
+
+/* Map the ring of an instance made with @entries slots, or NULL. */
+static inline struct kevent_ring *kevent_ring_map(int fd, unsigned int entries)
+{
+	void *p = mmap(NULL, KEVENT_RING_SIZE(entries), PROT_READ | PROT_WRITE,
+		       MAP_SHARED, fd, 0);
+
+	return p == MAP_FAILED ? NULL : (struct kevent_ring *)p;
+}
+
+/* Slot @i of a mapped ring; indexes run freely, the mask is applied. */
+static inline struct ukevent *kevent_ring_slot(struct kevent_ring *r,
+					       uint32_t i)
+{
+	struct ukevent *ev = (struct ukevent *)((char *)r +
+						KEVENT_RING_EVENTS_OFFSET);
+
+	return &ev[i & r->mask];
+}
+
+/**
+ * kevent_ring_claim() - take one event from a ring shared by threads
+ * @r:   the mapped ring.
+ * @out: filled with the event.
+ *
+ * The slot is copied before tail moves past it, and tail moves by a
+ * compare-and-swap, so each event goes to exactly one thread: the kernel
+ * reuses a slot only once tail has passed it. A thread that finds the
+ * ring empty calls kevent_wait().
+ *
+ * Return: 1 with an event in @out, 0 if the ring is empty.
+ */
+static inline int kevent_ring_claim(struct kevent_ring *r, struct ukevent *out)
+{
+	uint32_t t = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+
+	for (;;) {
+		if (t == __atomic_load_n(&r->head, __ATOMIC_ACQUIRE))
+			return 0;
+		memcpy(out, kevent_ring_slot(r, t), sizeof(*out));
+		/* On failure t is reloaded with the tail another thread set. */
+		if (__atomic_compare_exchange_n(&r->tail, &t, t + 1, 0,
+						__ATOMIC_RELEASE,
+						__ATOMIC_ACQUIRE))
+			return 1;
+	}
+}
 
 /* A __kernel_timespec of @ms milliseconds, for kevent_get_events(). */
 static inline struct __kernel_timespec kevent_ms(long long ms)
