@@ -168,12 +168,9 @@ static int kring_open(struct be_state *s, unsigned int flags)
 	if (s->fd < 0)
 		return be_fail(s, "kevent_init(ring)");
 	s->map_len = KEVENT_RING_SIZE(KRING_ENTRIES);
-	s->map = mmap(NULL, s->map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		      s->fd, 0);
-	if (s->map == MAP_FAILED) {
-		s->map = NULL;
+	s->map = kevent_ring_map(s->fd, KRING_ENTRIES);
+	if (!s->map)
 		return be_fail(s, "mmap(ring)");
-	}
 	return kev_register(s);
 }
 
