@@ -31,6 +31,11 @@
 #   BENCH_TIMER_MS=500      duration of one timers run (ms)
 #   BENCH_LAT_ROUNDS=2000   wakeups measured per back end for the
 #                           latency percentiles (0: none)
+#   BENCH_REG=0             registrations: time and slab memory per
+#                           registration, epoll against kevent, at each
+#                           of these N (e.g. 100000,1000000; 0: none)
+#   BENCH_REG_BATCH=64,65536  kevent's entries per kevent_ctl() there
+#   BENCH_REG_REPS=3        its repetitions
 #   BENCH_PROFILE=0         1: after the timed runs, one more run per back
 #                           end at the first N and M with ftrace's
 #                           function profiler on (a kernel built with
@@ -97,7 +102,8 @@ EOF
 # ksft_timeout is its time limit per program. Other name=value words reach
 # the benchmark as environment variables.
 cmdline="console=ttyS0 kunit.enable=0 panic=-1 ksft_timeout=$((timeout_s - 60))"
-for v in N M REPS MS PP BE TIMERS TIMER_PERIOD_US TIMER_MS LAT_ROUNDS PROFILE; do
+for v in N M REPS MS PP BE TIMERS TIMER_PERIOD_US TIMER_MS LAT_ROUNDS PROFILE \
+	REG REG_BATCH REG_REPS; do
 	var=BENCH_$v
 	[ -n "${!var:-}" ] && cmdline+=" bench_${v,,}=${!var}"
 done

@@ -108,6 +108,19 @@ static inline uint64_t timer_first(const struct be_state *s, int i)
 	return s->start_ns + s->period_ns * i / s->nfds;
 }
 
+/* The harness's (kevent_bench.c). */
+void __attribute__((noreturn, format(printf, 1, 2))) fail(const char *fmt, ...);
+uint64_t now_ns(void);
+
+struct quart {
+	double q1, med, q3;
+};
+
+struct quart quartiles(const double *v, int n);
+
+/* registrations.c: the registrations scenario, if bench_reg asks for it. */
+void bench_registrations(void);
+
 /* Tear down any back end's instance. */
 void be_close(struct be_state *s);
 

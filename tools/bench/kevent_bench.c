@@ -67,6 +67,7 @@
  *   bench_timer_period_us=1000  their period, at least 100
  *   bench_timer_ms=500      duration of one timers run, milliseconds
  *   bench_lat_rounds=2000   wakeups measured per back end (0: skip)
+ *   bench_reg=...           registrations: see registrations.c
  *
  * Exit status: 0, or 1 if a back end failed or reported a wrong event.
  */
@@ -114,8 +115,7 @@ static struct {
 	bool tm_missing[MAX_BACKENDS];
 } cfg;
 
-static void __attribute__((noreturn, format(printf, 1, 2)))
-fail(const char *fmt, ...)
+void fail(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -128,7 +128,7 @@ fail(const char *fmt, ...)
 	exit(1);
 }
 
-static uint64_t now_ns(void)
+uint64_t now_ns(void)
 {
 	struct timespec ts;
 
@@ -223,10 +223,6 @@ struct sample {
 	uint64_t events;	/* idle+active: reported in the run */
 };
 
-struct quart {
-	double q1, med, q3;
-};
-
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -243,8 +239,8 @@ static double quantile(const double *s, int n, double p)
 	return i + 1 < n ? s[i] + (x - i) * (s[i + 1] - s[i]) : s[i];
 }
 
-/* Quartiles; NaN values are left out. */
-static struct quart quartiles(const double *v, int n)
+/* Quartiles of at most MAX_REPS values; NaN values are left out. */
+struct quart quartiles(const double *v, int n)
 {
 	double s[MAX_REPS];
 	struct quart q;
@@ -1846,6 +1842,7 @@ int main(void)
 		}
 	}
 	print_summary();
+	bench_registrations();
 	if (cfg.profile)
 		bench_profile();
 	printf("\nkevent_bench: all events checked, no mismatch\n");
