@@ -111,6 +111,8 @@ static inline uint64_t timer_first(const struct be_state *s, int i)
 /* The harness's (kevent_bench.c). */
 void __attribute__((noreturn, format(printf, 1, 2))) fail(const char *fmt, ...);
 uint64_t now_ns(void);
+/* Tell the watchdog that @what starts: it makes progress. */
+void bench_step(const char *what);
 
 struct quart {
 	double q1, med, q3;

@@ -142,9 +142,16 @@ static struct reg_run reg_once(int b, const int *batch, const int *fds,
 {
 	struct reg_run r;
 	long long before, after;
+	char what[64];
 	uint64_t t0, t1;
 	int fd;
 
+	if (b)
+		snprintf(what, sizeof(what), "registrations N=%d kevent/%d", n,
+			 batch[b - 1]);
+	else
+		snprintf(what, sizeof(what), "registrations N=%d epoll", n);
+	bench_step(what);
 	usleep(50000);		/* RCU callbacks of the last teardown */
 	before = slab_bytes();
 	t0 = now_ns();
@@ -198,6 +205,7 @@ static void reg_table(int n, const int *batch, int nr_be, int reps)
 	uk = calloc(n, sizeof(*uk));
 	if (!fds || !uk)
 		fail("malloc for %d registrations", n);
+	bench_step("registrations: opening eventfds");
 	open_eventfds(fds, n);
 	for (i = 0; i < n; i++)
 		kevent_set(&uk[i], KEVENT_TYPE_POLL, fds[i], POLLIN,
