@@ -1,0 +1,244 @@
+#!/bin/bash
+# libevent on kevent: Debian's libevent source with the kevent backend of
+# tools/libevent/*.patch, built against the series' UAPI headers, and run
+# in QEMU (TCG, never KVM): libevent's regression suite once per backend
+# in one boot, or Debian's memcached, unmodified, on the patched library.
+#
+#   tools/libevent.sh              regress on kevent, epoll and poll, on the
+#                                  test kernel (build/kunit); log in
+#                                  $BUILD/libevent.log, result "libevent"
+#   tools/libevent.sh --memcached  memccapable and memcaslap against
+#                                  memcached on kevent and on epoll, on the
+#                                  production kernel; log in
+#                                  $BUILD/libevent-memcached.log
+#
+# Environment: BACKENDS (default "kevent epoll poll"; memcached: "kevent
+# epoll"), KERNEL (a bzImage), REGRESS_ARGS (tests to run; default the
+# default set but for tools/libevent/known-failures), TEST_TIMEOUT
+# (seconds per regress test, default 300), SLAP_TIME (memcaslap's run
+# time, default 30s), BOOT_TIMEOUT (seconds, default 5400).
+#
+# The regress run fails when a backend fails a test, when kevent was not
+# the method used on the kevent run, when the summary is missing, or when
+# the kernel printed a splat. Everything is built under $BUILD/libevent.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+mode=regress
+case ${1:-} in
+--memcached) mode=memcached ;;
+"") ;;
+*) die "usage: $0 [--memcached]" ;;
+esac
+
+LEV=$BUILD/libevent
+SRC=$LEV/src		# Debian's source, patched
+OBJ=$LEV/obj		# the build
+HDR=$KDIR/usr/include	# the series' UAPI headers
+PATCHES=("$ROOT"/tools/libevent/*.patch)
+if [ $mode = regress ]; then
+	backends=${BACKENDS:-kevent epoll poll}
+	kernel=${KERNEL:-$BZIMAGE}
+	log=$BUILD/libevent.log
+else
+	backends=${BACKENDS:-kevent epoll}
+	kernel=${KERNEL:-$BUILD/production/arch/x86/boot/bzImage}
+	log=$BUILD/libevent-memcached.log
+fi
+[ -f "$kernel" ] || die "no kernel $kernel; build it first (tools/kunit.sh)"
+[ $mode = regress ] && rm -f "$RESULTS/libevent"
+
+# apt-get source needs a deb-src entry: one for each deb entry of
+# debian.sources (deb822) or sources.list (one-line format), made once.
+deb_src() {
+	local list=/etc/apt/sources.list.d/kevent-src.sources sudo=()
+	if apt-get indextargets --format '$(IDENTIFIER)' 2>/dev/null | grep -qx Sources; then
+		return
+	fi
+	[ "$(id -u)" = 0 ] || sudo=(sudo)
+	log "adding deb-src entries in $list"
+	{
+		if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+			sed -n '/^Types:/s/.*/Types: deb-src/p; /^Types:/!p' \
+				/etc/apt/sources.list.d/debian.sources
+		fi
+		if [ -f /etc/apt/sources.list ]; then
+			# "deb [opts] URI SUITE COMPONENTS" -> a deb822 stanza
+			sed -n 's/^deb \(\[[^]]*\] \)\{0,1\}\([^ ]*\) \([^ ]*\) \(.*\)$/Types: deb-src\nURIs: \2\nSuites: \3\nComponents: \4\n/p' \
+				/etc/apt/sources.list
+		fi
+	} | "${sudo[@]}" tee "$list" >/dev/null
+	"${sudo[@]}" apt-get update
+}
+
+# Fetch, patch and build, again only when the patches changed.
+build_libevent() {
+	local stamp sum
+	sum=$(cat "${PATCHES[@]}" | sha256sum | cut -d' ' -f1)
+	stamp=$LEV/stamp
+	if [ "$(cat "$stamp" 2>/dev/null)" = "$sum" ] && [ -x "$OBJ/test/.libs/regress" ]; then
+		return
+	fi
+	deb_src
+	rm -rf "$SRC" "$OBJ" "$LEV/fetch"
+	mkdir -p "$LEV/fetch" "$OBJ"
+	log "fetching Debian's libevent source"
+	(cd "$LEV/fetch" && apt-get source libevent)
+	mv "$LEV/fetch"/libevent-*/ "$SRC"
+	local p
+	for p in "${PATCHES[@]}"; do
+		log "applying $(basename "$p")"
+		patch -d "$SRC" -p1 --quiet <"$p"
+	done
+	log "building libevent and its regress suite in $OBJ"
+	(cd "$SRC" && autoreconf -fi) >"$LEV/autoreconf.log" 2>&1 ||
+		die "autoreconf failed: $LEV/autoreconf.log"
+	# -isystem: the series' headers (linux/kevent.h, the system call
+	# numbers), not the host's older ones.
+	(cd "$OBJ" && "$SRC/configure" CPPFLAGS="-isystem $HDR" \
+		--disable-samples --disable-doxygen-html) >"$LEV/configure.log" 2>&1 ||
+		die "configure failed: $LEV/configure.log"
+	grep -q '^#define HAVE_LINUX_KEVENT 1' "$OBJ/config.h" ||
+		die "configure found no kevent in $HDR"
+	make -s -C "$OBJ" -j"$JOBS" >"$LEV/make.log" 2>&1 &&
+		make -s -C "$OBJ" -j"$JOBS" test/regress >>"$LEV/make.log" 2>&1 ||
+		die "build failed: $LEV/make.log"
+	echo "$sum" >"$stamp"
+}
+
+# Debian's memcached package, unpacked, not installed: no service starts
+# on the host. memccapable and memcaslap come installed
+# (libmemcached-tools, ci/install-packages.sh).
+get_memcached() {
+	[ -x "$LEV/memcached/usr/bin/memcached" ] && return
+	rm -rf "$LEV/memcached" "$LEV/deb"
+	mkdir -p "$LEV/deb"
+	(cd "$LEV/deb" && apt-get download memcached)
+	dpkg-deb -x "$LEV"/deb/memcached_*.deb "$LEV/memcached"
+}
+
+# The initramfs: busybox, the programs, the libraries they load (ldd),
+# small /etc files. gen_init_cpio makes device nodes without root.
+LIST=$LEV/initramfs.list
+declare -A have
+add_dir() {
+	[ "$1" = / ] || [ -n "${have[$1]:-}" ] && return
+	add_dir "$(dirname "$1")"
+	have[$1]=1
+	echo "dir $1 0755 0 0" >>"$LIST"
+}
+add_file() { # SRC DEST [MODE]
+	[ -n "${have[$2]:-}" ] && return
+	add_dir "$(dirname "$2")"
+	have[$2]=1
+	echo "file $2 $1 ${3:-0755} 0 0" >>"$LIST"
+}
+add_etc() { # NAME CONTENT
+	printf '%s\n' "$2" >"$LEV/etc/$1"
+	add_file "$LEV/etc/$1" "/etc/$1" 0644
+}
+# add_prog SRC DEST: a program and, at the paths the loader asks for,
+# every library it loads (with LD_LIBRARY_PATH=$OBJ/.libs: ours).
+add_prog() {
+	local lib
+	add_file "$1" "$2"
+	for lib in $(LD_LIBRARY_PATH=$OBJ/.libs ldd "$1" | grep -oE '/[^ ]+'); do
+		case $lib in
+		"$OBJ"/.libs/*) ;;	# in /opt/libevent/lib
+		*) add_file "$lib" "$lib" ;;
+		esac
+	done
+}
+
+make_initramfs() {
+	local lib gen=$KDIR/usr/gen_init_cpio
+	: >"$LIST"
+	have=()
+	rm -rf "$LEV/etc"
+	mkdir -p "$LEV/etc"
+	add_file "$ROOT/tools/libevent/init.sh" /init
+	add_file /bin/busybox /bin/busybox
+	echo "slink /bin/sh /bin/busybox 0777 0 0" >>"$LIST"
+	for d in /dev /proc /sys /tmp /root; do add_dir $d; done
+	echo "nod /dev/console 0600 0 0 c 5 1" >>"$LIST"
+	for lib in "$OBJ"/.libs/lib*.so.*; do
+		[ -L "$lib" ] && [ "${lib##*.so.}" != 7 ] && continue
+		add_file "$lib" "/opt/libevent/lib/$(basename "$lib")" 0644
+	done
+	add_prog "$OBJ/test/.libs/regress" /opt/libevent/bin/regress
+	# What the fd-number key means after close() and dup(), beside epoll.
+	gcc -static -O2 -Wall -Wextra -isystem "$HDR" -I"$ROOT/tools/include" \
+		-o "$LEV/fdkey" "$ROOT/tools/libevent/fdkey.c"
+	add_file "$LEV/fdkey" /opt/libevent/bin/fdkey
+	if [ $mode = memcached ]; then
+		add_prog "$LEV/memcached/usr/bin/memcached" /usr/bin/memcached
+		add_prog "$(command -v memccapable)" /usr/bin/memccapable
+		add_prog "$(command -v memcaslap)" /usr/bin/memcaslap
+	fi
+	# What the resolver and the tests read: dns and the http tests' fake
+	# servers are on 127.0.0.1; memcached runs as user memcache.
+	add_etc hosts $'127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback'
+	add_etc resolv.conf 'nameserver 127.0.0.1'
+	add_etc nsswitch.conf $'passwd: files\ngroup: files\nhosts: files dns\nservices: files\nprotocols: files'
+	add_etc passwd $'root:x:0:0:root:/root:/bin/sh\nmemcache:x:100:100:memcached:/nonexistent:/bin/false'
+	add_etc group $'root:x:0:\nmemcache:x:100:'
+	add_file /etc/services /etc/services 0644
+	add_file /etc/protocols /etc/protocols 0644
+	[ -x "$gen" ] || { gen=$LEV/gen_init_cpio; gcc -O2 -o "$gen" "$TREE/usr/gen_init_cpio.c"; }
+	"$gen" "$LIST" >"$LEV/initramfs.cpio"
+}
+
+need_tree
+if [ ! -f "$HDR/linux/kevent.h" ]; then
+	log "installing UAPI headers into $HDR"
+	make -s -C "$TREE" ARCH=x86_64 O="$KDIR" headers
+fi
+command -v busybox >/dev/null || die "no busybox: install busybox-static (ci/install-packages.sh)"
+build_libevent
+[ $mode = memcached ] && get_memcached
+make_initramfs
+
+# Init's arguments after "--"; its settings as environment variables.
+cmdline="console=ttyS0 kunit.enable=0 panic=-1"
+cmdline+=" test_timeout=${TEST_TIMEOUT:-300} slap_time=${SLAP_TIME:-30s}"
+# The tests of tools/libevent/known-failures are skipped (":NAME").
+regress_args=${REGRESS_ARGS:-$(sed -n 's/^\([^#].*\)/:\1/p' "$ROOT/tools/libevent/known-failures" | xargs)}
+[ -n "$regress_args" ] && cmdline+=" regress_args=${regress_args// /,}"
+cmdline+=" -- $mode $backends"
+log "booting $kernel ($QEMU_MACHINE; console log: $log)"
+qemu_boot "$kernel" "$LEV/initramfs.cpio" "$cmdline" "$log" "${BOOT_TIMEOUT:-5400}" >&2 || true
+
+splat=0
+if splats=$(find_splats "$log"); then
+	splat=1
+	printf 'kernel splat in %s:\n%s\n' "$log" "$splats" >&2
+fi
+grep -aq '^libevent-guest: done' "$log" || { echo "libevent: the guest did not finish" >&2; splat=1; }
+
+grep -aE '^kevent-fdkey: ' "$log" || true
+if [ $mode = memcached ]; then
+	grep -aE '^memcached: ' "$log"
+	[ $splat = 0 ]
+	exit
+fi
+
+# One line per backend; the kevent run must really have used kevent.
+passed=0 failed=$splat
+for b in $backends; do
+	line=$(grep -aE "^libevent-regress: $b: method " "$log" | tail -n 1 || true)
+	if [ -z "$line" ]; then
+		echo "libevent-regress: $b: no result" >&2
+		failed=$((failed + 1))
+		continue
+	fi
+	echo "$line"
+	grep -aE "^libevent-regress: $b: (failed|passed when run again): " "$log" || true
+	read -r p f < <(echo "$line" | sed 's/.*: \([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/')
+	passed=$((passed + p)) failed=$((failed + f))
+	if [ "$b" = kevent ] && [[ $line != *"method kevent:"* ]]; then
+		echo "libevent-regress: kevent: the kevent backend was not used" >&2
+		failed=$((failed + 1))
+	fi
+done
+report libevent "$passed" "$failed"
+[ "$failed" = 0 ]

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fdkey: what a KEVENT_TYPE_POLL registration's key, the fd number alone,
+ * means after close() while a dup() keeps the file open, next to epoll,
+ * whose key is the (file, fd) pair. Run in the guest by tools/libevent.sh;
+ * it prints what it sees and exits 0 (it documents, it does not judge).
+ *
+ *   1. pipe A is registered under its read end's number N; dup() keeps
+ *      A open; close(N); a new pipe B gets the number N again.
+ *   2. ADD of N (pipe B) fails with EEXIST: the number names A's
+ *      registration. epoll: EPOLL_CTL_ADD of B succeeds.
+ *   3. MODIFY of N succeeds, and changes A's registration: data written
+ *      to B is not reported, data written to A is, under B's number.
+ *      epoll: EPOLL_CTL_MOD of B fails with ENOENT, which tells the
+ *      caller to ADD.
+ * A library that meets 2 can REMOVE and ADD; 3 it cannot detect.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+#include <poll.h>
+#include "kevent.h"
+
+static int ready(int kfd, int *id)
+{
+	struct __kernel_timespec ts = kevent_ms(100);
+	struct ukevent ev;
+	int n = kevent_get_events(kfd, 1, 1, &ev, &ts, NULL);
+
+	if (n == 1)
+		*id = (int)ev.id;
+	return n;
+}
+
+int main(void)
+{
+	int a[2], b[2], keep, kfd, ep, ret, id = -1;
+	struct epoll_event e = { .events = EPOLLIN };
+	char c;
+
+	kfd = kevent_init(0, KEVENT_CLOEXEC);
+	if (kfd < 0) {
+		printf("kevent-fdkey: no kevent: %m\n");
+		return 0;
+	}
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (pipe(a) || ep < 0)
+		return 1;
+	e.data.fd = a[0];
+	ret = kevent_add_one(kfd, KEVENT_TYPE_POLL, a[0], POLLIN, 0, 0);
+	printf("kevent-fdkey: ADD fd %d (pipe A): %d\n", a[0], ret);
+	epoll_ctl(ep, EPOLL_CTL_ADD, a[0], &e);
+	keep = dup(a[0]);
+	close(a[0]);
+	if (pipe(b) || b[0] != a[0]) {
+		printf("kevent-fdkey: pipe B did not get fd %d\n", a[0]);
+		return 0;
+	}
+
+	ret = kevent_add_one(kfd, KEVENT_TYPE_POLL, b[0], POLLIN, 0, 0);
+	printf("kevent-fdkey: ADD fd %d (now pipe B): %s; epoll ADD: %s\n",
+	       b[0], ret ? strerror(-ret) : "ok",
+	       epoll_ctl(ep, EPOLL_CTL_ADD, b[0], &e) ? strerror(errno) : "ok");
+	epoll_ctl(ep, EPOLL_CTL_DEL, b[0], &e);
+	ret = kevent_modify_one(kfd, KEVENT_TYPE_POLL, b[0], POLLIN, 0, 0);
+	printf("kevent-fdkey: MODIFY fd %d (pipe B): %s; epoll MOD: %s\n",
+	       b[0], ret ? strerror(-ret) : "ok",
+	       epoll_ctl(ep, EPOLL_CTL_MOD, b[0], &e) ? strerror(errno) : "ok");
+
+	if (write(b[1], "x", 1) != 1)
+		return 1;
+	ret = ready(kfd, &id);
+	printf("kevent-fdkey: data in pipe B: %d event(s)\n", ret);
+	if (read(b[0], &c, 1) != 1)
+		return 1;
+	if (write(a[1], "x", 1) != 1)
+		return 1;
+	ret = ready(kfd, &id);
+	printf("kevent-fdkey: data in pipe A (fd %d closed, kept as %d): %d event(s), id %d\n",
+	       a[0], keep, ret, id);
+
+	ret = kevent_remove_one(kfd, KEVENT_TYPE_POLL, b[0]);
+	ret = ret ? ret : kevent_add_one(kfd, KEVENT_TYPE_POLL, b[0], POLLIN, 0, 0);
+	if (write(b[1], "x", 1) != 1)
+		return 1;
+	printf("kevent-fdkey: REMOVE + ADD fd %d: %s; data in pipe B: %d event(s)\n",
+	       b[0], ret ? strerror(-ret) : "ok", ready(kfd, &id));
+	return 0;
+}

@@ -1,0 +1,175 @@
+#!/bin/sh
+# /init of the guest that tools/libevent.sh boots (busybox sh): runs
+# libevent's regression suite once per backend, or memcached with its
+# tests, and powers off. What to run comes as init's arguments (the
+# words after "--" on the kernel's command line):
+#
+#   regress BACKEND...     test/regress, the default set, on each backend
+#   memcached BACKEND...   memcached on each backend: memccapable, then
+#                          memcaslap with data verification
+#
+# Settings from the kernel's command line reach init as environment
+# variables: regress_args (tests to run, default all), test_timeout
+# (seconds per regress test), slap_time (memcaslap run time, e.g. 30s).
+#
+# The host reads these lines of the console log:
+#   libevent-regress: BACKEND: method M: N passed, N failed, N skipped
+#   memcached: BACKEND: method M: memccapable N passed, N failed
+#   memcached: BACKEND: memcaslap ops N ops/s N verify_failed N
+#   kevent-fdkey: ...     (tools/libevent/fdkey.c, before the suite)
+#   libevent-guest: done
+/bin/busybox --install -s /bin
+export PATH=/bin:/usr/bin:/sbin:/usr/sbin
+export HOME=/root
+export LD_LIBRARY_PATH=/opt/libevent/lib
+
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmp /tmp
+mount -t tmpfs shm /dev/shm
+ip link set lo up
+hostname localhost
+
+# The environment that selects a backend: libevent takes the first one
+# in its list (kevent, epoll, poll, select) that EVENT_NO<NAME> leaves.
+backend_env() {
+	case $1 in
+	kevent) echo "" ;;
+	epoll) echo "EVENT_NOKEVENT=1" ;;
+	epoll-changelist) echo "EVENT_NOKEVENT=1 EVENT_EPOLL_USE_CHANGELIST=1" ;;
+	poll) echo "EVENT_NOKEVENT=1 EVENT_NOEPOLL=1" ;;
+	select) echo "EVENT_NOKEVENT=1 EVENT_NOEPOLL=1 EVENT_NOPOLL=1" ;;
+	*) echo "EVENT_BAD_BACKEND=$1" ;;
+	esac
+}
+
+# The method libevent really picked with that environment (not
+# main/methods: that test avoids the preferred method on purpose).
+method_of() {
+	# shellcheck disable=SC2046 # the words are variable assignments
+	env $(backend_env "$1") EVENT_SHOW_METHOD=1 /opt/libevent/bin/regress \
+		--no-fork main/free_active_base 2>&1 |
+		sed -n 's/.*libevent using: \([a-z]*\).*/\1/p' | head -n 1
+}
+
+# The tests whose last run in a regress log failed (tinytest retries
+# some itself, printing each attempt).
+failed_tests() {
+	awk '/^[^ :]+\/[^ :]+: / { t = $1; sub(/:$/, "", t); st[t] = "run" }
+		/^ *\[.* FAILED\]$/ { st[t] = "failed" }
+		END { for (t in st) if (st[t] == "failed") print t }' "$1" | sort
+}
+
+run_regress() {
+	local b method out passed failed skipped total
+	# Commas on the kernel's command line, spaces for regress.
+	regress_args=$(echo "${regress_args:-}" | tr , ' ')
+	for b in "$@"; do
+		method=$(method_of "$b")
+		echo "libevent-guest: regress on $b (method ${method:-none})"
+		out=/tmp/regress-$b.log
+		# shellcheck disable=SC2046,SC2086
+		env $(backend_env "$b") /opt/libevent/bin/regress \
+			--timeout "${test_timeout:-300}" ${regress_args:-} 2>&1 |
+			tee "$out"
+		# "N tests ok.  (S skipped)" or "B/T TESTS FAILED. (S skipped)"
+		if line=$(grep -E '^[0-9]+ tests ok\.' "$out" | tail -n 1) && [ -n "$line" ]; then
+			passed=$(echo "$line" | sed 's/^\([0-9]*\) tests ok.*/\1/')
+			failed=0
+		elif line=$(grep -E '^[0-9]+/[0-9]+ TESTS FAILED\.' "$out" | tail -n 1) && [ -n "$line" ]; then
+			failed=$(echo "$line" | sed 's|^\([0-9]*\)/.*|\1|')
+			total=$(echo "$line" | sed 's|^[0-9]*/\([0-9]*\) .*|\1|')
+			passed=$((total - failed))
+		else
+			passed=0 failed=1
+			line="(no summary: regress crashed)"
+		fi
+		skipped=$(echo "$line" | sed -n 's/.*(\([0-9]*\) skipped).*/\1/p')
+		# Under TCG a test that waits a few milliseconds for something
+		# may miss it: each failed test runs once more, alone, and
+		# counts as passed ("retried") if it passes then.
+		retried=0
+		for t in $(failed_tests "$out"); do
+			# shellcheck disable=SC2046
+			if env $(backend_env "$b") /opt/libevent/bin/regress \
+				--timeout "${test_timeout:-300}" "$t" >"$out.retry" 2>&1; then
+				echo "libevent-regress: $b: passed when run again: $t"
+				retried=$((retried + 1))
+			else
+				cat "$out.retry"
+				echo "libevent-regress: $b: failed: $t"
+			fi
+		done
+		passed=$((passed + retried)) failed=$((failed - retried))
+		echo "libevent-regress: $b: method ${method:-none}:" \
+			"$passed passed, $failed failed, ${skipped:-0} skipped," \
+			"$retried passed when run again"
+	done
+}
+
+# Wait until something listens on 127.0.0.1:11211 (at most 30 s).
+wait_port() {
+	local i=0
+	while [ $i -lt 300 ]; do
+		grep -q ':2BCB 00000000:0000 0A' /proc/net/tcp 2>/dev/null && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+run_memcached() {
+	local b pid method log out
+	for b in "$@"; do
+		log=/tmp/memcached-$b.log
+		# Debian's binary, unchanged; only the library it loads is ours.
+		# shellcheck disable=SC2046
+		env $(backend_env "$b") EVENT_SHOW_METHOD=1 /usr/bin/memcached \
+			-u memcache -l 127.0.0.1 -p 11211 -U 0 -t 2 -m 256 -c 4096 \
+			>"$log" 2>&1 &
+		pid=$!
+		if ! wait_port; then
+			echo "memcached: $b: did not start"
+			cat "$log"
+			kill $pid 2>/dev/null
+			continue
+		fi
+		method=$(sed -n 's/.*libevent using: \([a-z]*\).*/\1/p' "$log" | sort -u | xargs)
+		echo "libevent-guest: memcached on $b (method ${method:-none}), pid $pid"
+		out=/tmp/memccapable-$b.log
+		memccapable -h 127.0.0.1 -p 11211 2>&1 | tee "$out"
+		echo "memcached: $b: method ${method:-none}: memccapable" \
+			"$(grep -c ' \[pass\]' "$out") passed," \
+			"$(grep -c ' \[FAIL\]' "$out") failed," \
+			"$(grep -c ' \[skip\]' "$out") skipped"
+		out=/tmp/memcaslap-$b.log
+		memcaslap -s 127.0.0.1:11211 -t "${slap_time:-30s}" -T 2 -c 16 \
+			--verify=0.1 2>&1 | tee "$out"
+		echo "memcached: $b: memcaslap" \
+			"ops $(sed -n 's/.*Ops: *\([0-9]*\).*/\1/p' "$out" | tail -n 1)" \
+			"ops/s $(sed -n 's/.*TPS: *\([0-9]*\).*/\1/p' "$out" | tail -n 1)" \
+			"verify_failed $(sed -n 's/^verify_failed: *\([0-9]*\).*/\1/p' "$out" | tail -n 1)" \
+			"get_misses $(sed -n 's/^get_misses: *\([0-9]*\).*/\1/p' "$out" | tail -n 1)"
+		kill $pid
+		wait $pid 2>/dev/null
+		# The port must be free before the next backend's server binds.
+		while grep -q ':2BCB 00000000:0000 0A' /proc/net/tcp; do sleep 0.1; done
+	done
+}
+
+mode=${1:-regress}
+[ $# -gt 0 ] && shift
+case $mode in
+regress)
+	/opt/libevent/bin/fdkey
+	run_regress "$@"
+	;;
+memcached) run_memcached "$@" ;;
+*) echo "libevent-guest: unknown mode $mode" ;;
+esac
+echo "libevent-guest: done"
+sync
+reboot -f
