@@ -119,6 +119,13 @@ struct quart {
 };
 
 struct quart quartiles(const double *v, int n);
+/* "1234 [1200-1300]": @fmt takes the median, Q1 and Q3; right-aligned. */
+void print_quart(struct quart q, const char *fmt, int width);
+/* The bench_* settings: "a,b,c" into @v (at most @max, each > 0), an int. */
+int parse_list(const char *name, const char *def, int *v, int max);
+int parse_int(const char *name, int def);
+/* The first line of @path that starts with @key, without it; false if none. */
+bool read_file_line(const char *path, const char *key, char *line, int size);
 
 /* registrations.c: the registrations scenario, if bench_reg asks for it. */
 void bench_registrations(void);

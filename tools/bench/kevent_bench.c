@@ -331,7 +331,7 @@ static double metric_setup(const struct sample *s) { return s->setup_ns; }
 static double metric_setup_sys(const struct sample *s) { return s->setup_sys; }
 
 /* "1234 [1200-1300]" with a width that keeps columns aligned. */
-static void print_quart(struct quart q, const char *fmt, int width)
+void print_quart(struct quart q, const char *fmt, int width)
 {
 	char buf[96];
 
@@ -1563,7 +1563,7 @@ static void print_summary(void)
 }
 
 /* Parse "a,b,c" into @v; returns the count. */
-static int parse_list(const char *name, const char *def, int *v, int max)
+int parse_list(const char *name, const char *def, int *v, int max)
 {
 	const char *s = getenv(name);
 	char *end;
@@ -1583,7 +1583,7 @@ static int parse_list(const char *name, const char *def, int *v, int max)
 	return n;
 }
 
-static int parse_int(const char *name, int def)
+int parse_int(const char *name, int def)
 {
 	const char *s = getenv(name);
 
@@ -1684,8 +1684,8 @@ static void configure(void)
  * Read into @line the first line of @path that starts with @key, without
  * @key and the newline. Returns false if there is none.
  */
-static bool read_file_line(const char *path, const char *key, char *line,
-			   int size)
+bool read_file_line(const char *path, const char *key, char *line,
+		    int size)
 {
 	FILE *f = fopen(path, "r");
 	bool found = false;

@@ -25,7 +25,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <math.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,16 +51,10 @@ struct reg_run {
 static long long slab_bytes(void)
 {
 	char line[256];
-	long long kb = -1;
-	FILE *f = fopen("/proc/meminfo", "r");
+	long long kb;
 
-	if (!f)
-		fail("/proc/meminfo: %s", strerror(errno));
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Slab: %lld kB", &kb) == 1)
-			break;
-	fclose(f);
-	if (kb < 0)
+	if (!read_file_line("/proc/meminfo", "Slab:", line, sizeof(line)) ||
+	    sscanf(line, "%lld", &kb) != 1)
 		fail("no Slab: in /proc/meminfo");
 	return kb * 1024;
 }
@@ -164,35 +157,6 @@ static struct reg_run reg_once(int b, const int *batch, const int *fds,
 	return r;
 }
 
-static int parse_reg_list(const char *name, const char *def, int *v)
-{
-	const char *s = getenv(name);
-	int n = 0;
-	char *end;
-
-	if (!s || !*s)
-		s = def;
-	while (*s && n < REG_MAX_LIST) {
-		v[n] = strtol(s, &end, 10);
-		if (end == s || v[n] < 0)
-			fail("%s: bad list \"%s\"", name, s);
-		n += v[n] > 0;
-		s = *end == ',' ? end + 1 : end;
-	}
-	return n;
-}
-
-static void print_q(struct quart q, const char *fmt)
-{
-	char med[32], lo[32], hi[32], cell[112];
-
-	snprintf(med, sizeof(med), fmt, q.med);
-	snprintf(lo, sizeof(lo), fmt, q.q1);
-	snprintf(hi, sizeof(hi), fmt, q.q3);
-	snprintf(cell, sizeof(cell), "%s [%s-%s]", med, lo, hi);
-	printf(" %24s", cell);
-}
-
 static void reg_table(int n, const int *batch, int nr_be, int reps)
 {
 	static struct reg_run run[REG_MAX_BE][REG_MAX_REPS + 1];
@@ -232,13 +196,13 @@ static void reg_table(int n, const int *batch, int nr_be, int reps)
 		printf("  %-14s", name);
 		for (r = 0; r < reps; r++)
 			v[r] = run[b][r + 1].ns;
-		print_q(quartiles(v, reps), "%.0f");
+		print_quart(quartiles(v, reps), "%.0f [%.0f-%.0f]", 25);
 		for (r = 0; r < reps; r++)
 			v[r] = run[0][r + 1].ns / run[b][r + 1].ns;
-		print_q(quartiles(v, reps), "%.2fx");
+		print_quart(quartiles(v, reps), "%.2fx [%.2fx-%.2fx]", 25);
 		for (r = 0; r < reps; r++)
 			v[r] = run[b][r + 1].bytes;
-		print_q(quartiles(v, reps), "%.0f");
+		print_quart(quartiles(v, reps), "%.0f [%.0f-%.0f]", 25);
 		printf(" %8.4f\n", b ? 1.0 / batch[b - 1] : 1.0);
 	}
 	close_fds(fds, n);
@@ -249,16 +213,17 @@ static void reg_table(int n, const int *batch, int nr_be, int reps)
 void bench_registrations(void)
 {
 	int ns[REG_MAX_LIST], batch[REG_MAX_LIST], nr_n, nr_b, reps, i;
-	const char *s = getenv("bench_reg_reps");
+	const char *s = getenv("bench_reg");
 
-	nr_n = parse_reg_list("bench_reg", "0", ns);
-	if (!nr_n)
+	/* Unset or "0": the scenario is skipped. */
+	if (!s || !*s || !strcmp(s, "0"))
 		return;
-	nr_b = parse_reg_list("bench_reg_batch", "64,65536", batch);
+	nr_n = parse_list("bench_reg", "", ns, REG_MAX_LIST);
+	nr_b = parse_list("bench_reg_batch", "64,65536", batch, REG_MAX_LIST);
 	for (i = 0; i < nr_b; i++)
 		if (batch[i] > 65536)
 			fail("bench_reg_batch: at most 65536 (KEVENT_CTL_MAX_BATCH)");
-	reps = s && *s ? atoi(s) : 3;
+	reps = parse_int("bench_reg_reps", 3);
 	if (reps < 1 || reps > REG_MAX_REPS)
 		fail("bench_reg_reps: 1 to %d", REG_MAX_REPS);
 	for (i = 0; i < nr_n; i++)
