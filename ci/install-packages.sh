@@ -17,12 +17,6 @@ packages=(
 	qemu-system-x86 qemu-system-data
 	# the ext4 image of the inode tests
 	e2fsprogs
-	# tools/libevent.sh: Debian's libevent source (apt-get source needs
-	# dpkg-dev), rebuilt with the kevent backend and its regress suite
-	# (autoreconf; OpenSSL and zlib for the ssl and zlib tests), busybox
-	# for the guest's shell; memccapable and memcaslap for --memcached
-	dpkg-dev patch autoconf automake libtool pkg-config libssl-dev
-	zlib1g-dev busybox-static libmemcached-tools
 )
 
 # --if-missing: do nothing when every package is installed already (the

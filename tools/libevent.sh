@@ -31,6 +31,16 @@ case ${1:-} in
 *) die "usage: $0 [--memcached]" ;;
 esac
 
+# What this script needs beyond the kernel build's packages: Debian's
+# libevent source (apt-get source needs dpkg-dev), rebuilt with its
+# regress suite (autoreconf; OpenSSL and zlib for the ssl and zlib tests),
+# busybox for the guest's shell; memccapable and memcaslap for
+# --memcached. Installed here, not by CI, which does not run this script.
+pkgs=(dpkg-dev patch autoconf automake libtool pkg-config libssl-dev
+	zlib1g-dev busybox-static)
+[ $mode = memcached ] && pkgs+=(libmemcached-tools)
+apt_install "${pkgs[@]}" >&2
+
 LEV=$BUILD/libevent
 SRC=$LEV/src		# Debian's source, patched
 OBJ=$LEV/obj		# the build
@@ -108,7 +118,7 @@ build_libevent() {
 
 # Debian's memcached package, unpacked, not installed: no service starts
 # on the host. memccapable and memcaslap come installed
-# (libmemcached-tools, ci/install-packages.sh).
+# (libmemcached-tools, above).
 get_memcached() {
 	[ -x "$LEV/memcached/usr/bin/memcached" ] && return
 	rm -rf "$LEV/memcached" "$LEV/deb"
@@ -193,7 +203,7 @@ if [ ! -f "$HDR/linux/kevent.h" ]; then
 	log "installing UAPI headers into $HDR"
 	make -s -C "$TREE" ARCH=x86_64 O="$KDIR" headers
 fi
-command -v busybox >/dev/null || die "no busybox: install busybox-static (ci/install-packages.sh)"
+command -v busybox >/dev/null || die "no busybox: install busybox-static"
 build_libevent
 [ $mode = memcached ] && get_memcached
 make_initramfs
