@@ -13,10 +13,12 @@
 #                                  $BUILD/libevent-memcached.log
 #
 # Environment: BACKENDS (default "kevent epoll poll"; memcached: "kevent
-# epoll"), KERNEL (a bzImage), REGRESS_ARGS (tests to run; default the
+# epoll"; also "kevent-count": kevent with its system calls counted by
+# tools/libevent/ctlcount.c, and "select"), KERNEL (a bzImage), REGRESS_ARGS (tests to run; default the
 # default set but for tools/libevent/known-failures), TEST_TIMEOUT
 # (seconds per regress test, default 300), SLAP_TIME (memcaslap's run
-# time, default 30s), BOOT_TIMEOUT (seconds, default 5400).
+# time, default 30s), BOOT_TIMEOUT (seconds, default 5400), UAPI (the
+# UAPI headers, default $KDIR/usr/include), GEN_INIT_CPIO.
 #
 # The regress run fails when a backend fails a test, when kevent was not
 # the method used on the kevent run, when the summary is missing, or when
@@ -44,7 +46,7 @@ apt_install "${pkgs[@]}" >&2
 LEV=$BUILD/libevent
 SRC=$LEV/src		# Debian's source, patched
 OBJ=$LEV/obj		# the build
-HDR=$KDIR/usr/include	# the series' UAPI headers
+HDR=${UAPI:-$KDIR/usr/include}	# the series' UAPI headers
 PATCHES=("$ROOT"/tools/libevent/*.patch)
 if [ $mode = regress ]; then
 	backends=${BACKENDS:-kevent epoll poll}
@@ -161,7 +163,7 @@ add_prog() {
 }
 
 make_initramfs() {
-	local lib gen=$KDIR/usr/gen_init_cpio
+	local lib gen=${GEN_INIT_CPIO:-$KDIR/usr/gen_init_cpio}
 	: >"$LIST"
 	have=()
 	rm -rf "$LEV/etc"
@@ -180,6 +182,10 @@ make_initramfs() {
 	gcc -static -O2 -Wall -Wextra -isystem "$HDR" -I"$ROOT/tools/include" \
 		-o "$LEV/fdkey" "$ROOT/tools/libevent/fdkey.c"
 	add_file "$LEV/fdkey" /opt/libevent/bin/fdkey
+	# For the "kevent-count" backend.
+	gcc -shared -fPIC -O2 -Wall -Wextra -isystem "$HDR" \
+		-o "$LEV/ctlcount.so" "$ROOT/tools/libevent/ctlcount.c"
+	add_file "$LEV/ctlcount.so" /opt/libevent/lib/ctlcount.so 0644
 	if [ $mode = memcached ]; then
 		add_prog "$LEV/memcached/usr/bin/memcached" /usr/bin/memcached
 		add_prog "$(command -v memccapable)" /usr/bin/memccapable
@@ -198,8 +204,8 @@ make_initramfs() {
 	"$gen" "$LIST" >"$LEV/initramfs.cpio"
 }
 
-need_tree
 if [ ! -f "$HDR/linux/kevent.h" ]; then
+	need_tree
 	log "installing UAPI headers into $HDR"
 	make -s -C "$TREE" ARCH=x86_64 O="$KDIR" headers
 fi
@@ -225,7 +231,7 @@ if splats=$(find_splats "$log"); then
 fi
 grep -aq '^libevent-guest: done' "$log" || { echo "libevent: the guest did not finish" >&2; splat=1; }
 
-grep -aE '^kevent-fdkey: ' "$log" || true
+grep -aE '^kevent-(fdkey|ctlcount): ' "$log" || true
 if [ $mode = memcached ]; then
 	grep -aE '^memcached: ' "$log"
 	[ $splat = 0 ]
@@ -245,8 +251,8 @@ for b in $backends; do
 	grep -aE "^libevent-regress: $b: (failed|passed when run again): " "$log" || true
 	read -r p f < <(echo "$line" | sed 's/.*: \([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/')
 	passed=$((passed + p)) failed=$((failed + f))
-	if [ "$b" = kevent ] && [[ $line != *"method kevent:"* ]]; then
-		echo "libevent-regress: kevent: the kevent backend was not used" >&2
+	if [[ $b == kevent* && $line != *"method kevent:"* ]]; then
+		echo "libevent-regress: $b: the kevent backend was not used" >&2
 		failed=$((failed + 1))
 	fi
 done

@@ -15,8 +15,10 @@
 # The host reads these lines of the console log:
 #   libevent-regress: BACKEND: method M: N passed, N failed, N skipped
 #   memcached: BACKEND: method M: memccapable N passed, N failed
-#   memcached: BACKEND: memcaslap ops N ops/s N verify_failed N
+#   memcached: BACKEND: memcaslap ops N ops/s N verify_failed N ...
 #   kevent-fdkey: ...     (tools/libevent/fdkey.c, before the suite)
+#   kevent-ctlcount: ...  (backend kevent-count: kevent, its system calls
+#                          counted by tools/libevent/ctlcount.c)
 #   libevent-guest: done
 /bin/busybox --install -s /bin
 export PATH=/bin:/usr/bin:/sbin:/usr/sbin
@@ -30,6 +32,7 @@ mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 mount -t tmpfs tmp /tmp
 mount -t tmpfs shm /dev/shm
+mount -t debugfs debug /sys/kernel/debug 2>/dev/null
 ip link set lo up
 hostname localhost
 
@@ -38,6 +41,8 @@ hostname localhost
 backend_env() {
 	case $1 in
 	kevent) echo "" ;;
+	# kevent, counting its system calls (tools/libevent/ctlcount.c)
+	kevent-count) echo "LD_PRELOAD=/opt/libevent/lib/ctlcount.so KEVENT_CTLCOUNT=/tmp/ctlcount" ;;
 	epoll) echo "EVENT_NOKEVENT=1" ;;
 	epoll-changelist) echo "EVENT_NOKEVENT=1 EVENT_EPOLL_USE_CHANGELIST=1" ;;
 	poll) echo "EVENT_NOKEVENT=1 EVENT_NOEPOLL=1" ;;
@@ -55,6 +60,19 @@ method_of() {
 		sed -n 's/.*libevent using: \([a-z]*\).*/\1/p' | head -n 1
 }
 
+# The sums of the lines that ctlcount.so left in /tmp/ctlcount (one per
+# process), and the file emptied for the next run.
+ctlcount() {
+	[ -f /tmp/ctlcount ] || return 0
+	echo "kevent-ctlcount: $1: $(awk '{ for (i = 1; i < NF; i += 2) s[$i] += $(i + 1) }
+		END { print "dispatches", s["waits"], "kevent_ctl", s["ctl"],
+			"entries", s["entries"], "(add", s["add"], "remove",
+			s["remove"], "modify", s["modify"] ") dispatches after 0/1/2/3+ kevent_ctl:",
+			s["ctl0"] "/" s["ctl1"] "/" s["ctl2"] "/" s["ctl3"],
+			"processes", NR }' /tmp/ctlcount)"
+	rm -f /tmp/ctlcount
+}
+
 # The tests whose last run in a regress log failed (tinytest retries
 # some itself, printing each attempt).
 failed_tests() {
@@ -69,6 +87,7 @@ run_regress() {
 	regress_args=$(echo "${regress_args:-}" | tr , ' ')
 	for b in "$@"; do
 		method=$(method_of "$b")
+		rm -f /tmp/ctlcount
 		echo "libevent-guest: regress on $b (method ${method:-none})"
 		out=/tmp/regress-$b.log
 		# shellcheck disable=SC2046,SC2086
@@ -107,6 +126,7 @@ run_regress() {
 		echo "libevent-regress: $b: method ${method:-none}:" \
 			"$passed passed, $failed failed, ${skipped:-0} skipped," \
 			"$retried passed when run again"
+		ctlcount "regress on $b"
 	done
 }
 
@@ -152,11 +172,13 @@ run_memcached() {
 			"ops $(sed -n 's/.*Ops: *\([0-9]*\).*/\1/p' "$out" | tail -n 1)" \
 			"ops/s $(sed -n 's/.*TPS: *\([0-9]*\).*/\1/p' "$out" | tail -n 1)" \
 			"verify_failed $(sed -n 's/^verify_failed: *\([0-9]*\).*/\1/p' "$out" | tail -n 1)" \
+			"verify_misses $(sed -n 's/^verify_misses: *\([0-9]*\).*/\1/p' "$out" | tail -n 1)" \
 			"get_misses $(sed -n 's/^get_misses: *\([0-9]*\).*/\1/p' "$out" | tail -n 1)"
 		kill $pid
 		wait $pid 2>/dev/null
 		# The port must be free before the next backend's server binds.
 		while grep -q ':2BCB 00000000:0000 0A' /proc/net/tcp; do sleep 0.1; done
+		ctlcount "memcached on $b"
 	done
 }
 
@@ -170,6 +192,15 @@ regress)
 memcached) run_memcached "$@" ;;
 *) echo "libevent-guest: unknown mode $mode" ;;
 esac
+# A kernel with kmemleak: objects leaked by the run, a few seconds old,
+# are reported by the kernel ("new suspected memory leaks"), which fails
+# the run on the host, as in tools/initramfs/init.c.
+if [ -e /sys/kernel/debug/kmemleak ]; then
+	sleep 6
+	echo scan >/sys/kernel/debug/kmemleak
+	echo scan >/sys/kernel/debug/kmemleak
+	cat /sys/kernel/debug/kmemleak
+fi
 echo "libevent-guest: done"
 sync
 reboot -f

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ctlcount: an LD_PRELOAD shim that counts the kevent system calls a
+ * program makes through syscall(), as libevent's kevent backend does, to
+ * see how many kevent_ctl() calls one dispatch needs for its changes.
+ * Each thread counts the kevent_ctl() calls it makes between two
+ * kevent_get_events() (one libevent dispatch: its changes, then the
+ * wait); at exit the process appends one line to the file named by
+ * $KEVENT_CTLCOUNT, of names and numbers (ctl0 ... ctl3: waits preceded
+ * by 0, 1, 2, 3 or more kevent_ctl() calls):
+ *
+ *   waits W ctl C entries E add A remove R modify M ctl0 N ctl1 N ctl2 N ctl3 N
+ *
+ * A child made by fork() starts from zero. Run by tools/libevent/init.sh
+ * for the "kevent-count" backend, never in a measured run.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/kevent.h>
+
+static unsigned long waits, ctls, entries, bycmd[3], per_wait[4];
+static __thread unsigned long since_wait;
+
+#define count(v, n) __atomic_fetch_add(&(v), (n), __ATOMIC_RELAXED)
+
+long syscall(long nr, ...)
+{
+	static long (*real)(long, ...);
+	long a[6];
+	va_list ap;
+	int i;
+
+	va_start(ap, nr);
+	for (i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (!real)
+		real = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
+
+	if (nr == __NR_kevent_ctl) {
+		count(ctls, 1);
+		count(entries, (unsigned long)a[2]);
+		if (a[1] >= KEVENT_CTL_ADD && a[1] <= KEVENT_CTL_MODIFY)
+			count(bycmd[a[1]], 1);
+		since_wait++;
+	} else if (nr == __NR_kevent_get_events) {
+		count(waits, 1);
+		count(per_wait[since_wait < 3 ? since_wait : 3], 1);
+		since_wait = 0;
+	}
+	return real(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+static void reset(void)
+{
+	waits = ctls = entries = since_wait = 0;
+	memset(bycmd, 0, sizeof(bycmd));
+	memset(per_wait, 0, sizeof(per_wait));
+}
+
+__attribute__((constructor)) static void init(void)
+{
+	pthread_atfork(NULL, NULL, reset);
+}
+
+__attribute__((destructor)) static void report(void)
+{
+	const char *path = getenv("KEVENT_CTLCOUNT");
+	char line[256];
+	int fd, n;
+
+	if (!path || !waits)
+		return;
+	n = snprintf(line, sizeof(line),
+		     "waits %lu ctl %lu entries %lu add %lu remove %lu modify %lu ctl0 %lu ctl1 %lu ctl2 %lu ctl3 %lu\n",
+		     waits, ctls, entries, bycmd[KEVENT_CTL_ADD],
+		     bycmd[KEVENT_CTL_REMOVE], bycmd[KEVENT_CTL_MODIFY],
+		     per_wait[0], per_wait[1], per_wait[2], per_wait[3]);
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0644);
+	if (fd >= 0) {
+		if (write(fd, line, n) != n)
+			n = -1;
+		close(fd);
+	}
+}
