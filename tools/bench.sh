@@ -36,6 +36,21 @@
 #                           of these N (e.g. 100000,1000000; 0: none)
 #   BENCH_REG_BATCH=64,65536  kevent's entries per kevent_ctl() there
 #   BENCH_REG_REPS=3        its repetitions
+#   BENCH_TCP=              TCP server scenarios (tools/bench/tcp_bench.c):
+#                           S1,S2,S3 or some of them (default: none). A
+#                           server process and a client process over
+#                           loopback TCP; server CPU and system calls per
+#                           message; epoll, io_uring, kevent. Their sizes:
+#   BENCH_TCP_BE=           back ends (default all), e.g. epoll-LT,io_uring
+#   BENCH_TCP_REPS=5        interleaved repetitions
+#   BENCH_TCP_CONNS=1000    S2 connections
+#   BENCH_TCP_M=1,10,100    S2 requests per round
+#   BENCH_TCP_MSGS=20000    S2 requests per run
+#   BENCH_TCP_S1_CONNS=4    S1 connections
+#   BENCH_TCP_S1_SIZE=16384 S1 bytes per client write (a message)
+#   BENCH_TCP_S1_MSGS=4000  S1 writes per run
+#   BENCH_TCP_S3_CONNS=2000 S3 connections per run
+#   BENCH_TCP_S3_K=16       S3 connections at a time
 #   BENCH_PROFILE=0         1: after the timed runs, one more run per back
 #                           end at the first N and M with ftrace's
 #                           function profiler on (a kernel built with
@@ -103,7 +118,8 @@ EOF
 # the benchmark as environment variables.
 cmdline="console=ttyS0 kunit.enable=0 panic=-1 ksft_timeout=$((timeout_s - 60))"
 for v in N M REPS MS PP BE TIMERS TIMER_PERIOD_US TIMER_MS LAT_ROUNDS PROFILE \
-	REG REG_BATCH REG_REPS; do
+	REG REG_BATCH REG_REPS TCP TCP_BE TCP_REPS TCP_CONNS TCP_M TCP_MSGS \
+	TCP_S1_CONNS TCP_S1_SIZE TCP_S1_MSGS TCP_S3_CONNS TCP_S3_K; do
 	var=BENCH_$v
 	[ -n "${!var:-}" ] && cmdline+=" bench_${v,,}=${!var}"
 done

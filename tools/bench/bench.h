@@ -130,6 +130,9 @@ bool read_file_line(const char *path, const char *key, char *line, int size);
 /* registrations.c: the registrations scenario, if bench_reg asks for it. */
 void bench_registrations(void);
 
+/* tcp_bench.c: the TCP server scenarios, if bench_tcp asks for them. */
+void bench_tcp(void);
+
 /* Tear down any back end's instance. */
 void be_close(struct be_state *s);
 

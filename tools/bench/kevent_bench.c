@@ -1850,6 +1850,7 @@ int main(void)
 	}
 	print_summary();
 	bench_registrations();
+	bench_tcp();
 	if (cfg.profile)
 		bench_profile();
 	printf("\nkevent_bench: all events checked, no mismatch\n");

@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The kevent servers, with what kevent has today.
+ *
+ * kevent-post: readiness. Each connection is a KEVENT_TYPE_SOCKET kevent
+ *   (KEVENT_SOCKET_RECV, edge-triggered) on an instance with a posted
+ *   ring (KEVENT_RING_POST): the socket's wakeup writes the event into
+ *   the ring, and kevent_wait() is called only when the ring is empty.
+ *   Then read() and write(), as with epoll (and the same rule: a short
+ *   receive emptied the socket). The listening socket reports
+ *   KEVENT_SOCKET_ACCEPT with the accept queue's length, so accept4() is
+ *   called that many times, without the last one that fails with EAGAIN;
+ *   the new connections are registered in one kevent_ctl() per batch.
+ *
+ * kevent-aio: completions (S1 and S2 only). One KEVENT_TYPE_AIO receive
+ *   in flight per connection; when it completes, the reply goes out as a
+ *   KEVENT_AIO_SEND, and the next receive is queued, both in the one
+ *   kevent_ctl() that answers all the events of a batch. The kernel does
+ *   the receives and the sends inside kevent_wait(), which is therefore
+ *   called even when the ring is not empty (KEVENT_RING_PENDING), and
+ *   the send's completion is one more event; the run ends when the last
+ *   reply's send has completed. Each
+ *   operation pins its buffer and allocates its kevent. (S3 is left out:
+ *   an operation holds its socket, so ending a connection would take a
+ *   KEVENT_CTL_REMOVE before the close.)
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <kevent.h>
+
+#include "tcp.h"
+
+#define KV_RING 4096		/* slots; every connection's event fits */
+#define KV_BATCH 1024		/* entries per kevent_ctl() */
+
+struct kv {
+	struct srv *s;
+	int fd;
+	struct kevent_ring *ring;
+	struct ukevent *slots;
+	struct ukevent *ctl;	/* entries of the next kevent_ctl() */
+	int nctl;
+	char *buf;
+	long long sending;	/* kevent-aio: sends not yet completed */
+};
+
+/* user_data: the fd, and the connection's generation to spot stale slots. */
+static uint64_t kv_cookie(struct srv *s, int fd)
+{
+	return (uint64_t)s->conns[fd].gen << 32 | (uint32_t)fd;
+}
+
+static void kv_flush(struct kv *k)
+{
+	int i;
+
+	if (!k->nctl)
+		return;
+	if (COUNTED(ctl, kevent_ctl(k->fd, KEVENT_CTL_ADD, k->nctl, k->ctl)) != k->nctl)
+		fail("kevent server: kevent_ctl: %s", strerror(errno));
+	for (i = 0; i < k->nctl; i++)
+		if (k->ctl[i].ret_error)
+			fail("kevent server: kevent_ctl entry %d: %s", i,
+			     strerror(-k->ctl[i].ret_error));
+	k->nctl = 0;
+}
+
+static struct ukevent *kv_entry(struct kv *k)
+{
+	if (k->nctl == KV_BATCH)
+		kv_flush(k);
+	return &k->ctl[k->nctl++];
+}
+
+static void kv_open(struct kv *k, struct srv *s)
+{
+	k->s = s;
+	k->fd = kevent_init(KV_RING, KEVENT_CLOEXEC | KEVENT_RING_POST);
+	if (k->fd < 0)
+		fail("kevent server: kevent_init: %s", strerror(errno));
+	k->ring = kevent_ring_map(k->fd, KV_RING);
+	k->ctl = malloc(KV_BATCH * sizeof(*k->ctl));
+	k->buf = malloc(s->run->rbuf);
+	if (!k->ring || !k->ctl || !k->buf)
+		fail("kevent server: set-up: %s", strerror(errno));
+	k->slots = (struct ukevent *)((char *)k->ring + KEVENT_RING_EVENTS_OFFSET);
+}
+
+/*
+ * Take the events in the ring, @handle each, give the slots back, send
+ * the batch's kevent_ctl(); then enter kevent_wait() if the ring is
+ * empty (to sleep) or the kernel has events for it to move in.
+ */
+static void kv_loop(struct kv *k, void (*handle)(struct kv *k, const struct ukevent *ev))
+{
+	/* A reply is on its way only once its send has completed. */
+	while (!srv_done(k->s) || k->sending) {
+		uint32_t tail = k->ring->tail;
+		uint32_t head = __atomic_load_n(&k->ring->head, __ATOMIC_ACQUIRE);
+		bool pending;
+
+		for (; tail != head; tail++)
+			handle(k, &k->slots[tail & k->ring->mask]);
+		__atomic_store_n(&k->ring->tail, tail, __ATOMIC_RELEASE);
+		kv_flush(k);
+		if (srv_done(k->s) && !k->sending)
+			break;
+		pending = __atomic_load_n(&k->ring->flags, __ATOMIC_ACQUIRE) &
+			  KEVENT_RING_PENDING;
+		head = __atomic_load_n(&k->ring->head, __ATOMIC_ACQUIRE);
+		if ((head == tail || pending) &&
+		    COUNTED(wait, kevent_wait(k->fd, head == tail, NULL, NULL)) < 0 &&
+		    errno != EINTR)
+			fail("kevent server: kevent_wait: %s", strerror(errno));
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* kevent-post: KEVENT_TYPE_SOCKET, read() and write()                 */
+/* ------------------------------------------------------------------ */
+
+static void kv_watch(struct kv *k, int fd, uint32_t events)
+{
+	kevent_set(kv_entry(k), KEVENT_TYPE_SOCKET, fd, events, KEVENT_REQ_ET,
+		   kv_cookie(k->s, fd));
+}
+
+static void kv_accept(struct kv *k, uint32_t backlog)
+{
+	struct srv *s = k->s;
+
+	/* At least one: the count is the queue's when the event was made. */
+	do {
+		int fd = COUNTED(ctl, accept4(s->lfd, NULL, NULL,
+					      SOCK_NONBLOCK | SOCK_CLOEXEC));
+
+		if (fd < 0) {
+			if (errno == EAGAIN)
+				return;
+			fail("kevent server: accept4: %s", strerror(errno));
+		}
+		srv_accepted(s, fd);
+		kv_watch(k, fd, KEVENT_SOCKET_RECV);
+	} while (--backlog > 0);
+}
+
+static void kv_receive(struct kv *k, int fd)
+{
+	struct srv *s = k->s;
+	struct conn *c = srv_conn(s, fd);
+	ssize_t n;
+
+	do {
+		n = COUNTED(io, read(fd, k->buf, s->run->rbuf));
+		if (n < 0) {
+			if (errno == EAGAIN)
+				return;
+			fail("kevent server: read: %s", strerror(errno));
+		}
+		if (n == 0) {
+			srv_eof(s, c);
+			COUNTED(ctl, close(fd));
+			return;
+		}
+		size_t reply = srv_input(s, c, k->buf, n);
+
+		if (reply && COUNTED(io, write(fd, c->out, reply)) != (ssize_t)reply)
+			fail("kevent server: short write");
+	} while (n == s->run->rbuf);
+}
+
+static void post_handle(struct kv *k, const struct ukevent *ev)
+{
+	int fd = (uint32_t)ev->user_data;
+
+	if (ev->ret_flags & KEVENT_RET_BROKEN)
+		fail("kevent server: fd %d broken: %d", fd, ev->ret_error);
+	if (fd == k->s->lfd) {
+		kv_accept(k, KEVENT_SOCKET_BACKLOG(ev->ret_data));
+		return;
+	}
+	/* A slot of a connection closed since, its fd maybe reused: skip. */
+	if (fd < k->s->max_fd && (!k->s->conns[fd].open ||
+				  ev->user_data >> 32 != k->s->conns[fd].gen))
+		return;
+	kv_receive(k, fd);
+}
+
+static int post_serve(struct srv *s, const struct tcp_backend *be)
+{
+	struct kv k = { 0 };
+	int i;
+
+	(void)be;
+	kv_open(&k, s);
+	for (i = 0; i < s->ninitial; i++)
+		kv_watch(&k, s->initial[i], KEVENT_SOCKET_RECV);
+	if (s->run->scn == TCP_S3) {
+		kevent_set(kv_entry(&k), KEVENT_TYPE_SOCKET, s->lfd,
+			   KEVENT_SOCKET_ACCEPT, KEVENT_REQ_ET, s->lfd);
+	}
+	kv_flush(&k);
+	srv_begin(s);
+	kv_loop(&k, post_handle);
+	return 0;
+}
+
+static bool post_probe(void)
+{
+	int fd = kevent_init(KV_RING, KEVENT_CLOEXEC | KEVENT_RING_POST);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+const struct tcp_backend tcp_kevent_post = {
+	.name = "kevent-post", .scenarios = 7, .probe = post_probe,
+	.serve = post_serve,
+};
+
+/* ------------------------------------------------------------------ */
+/* kevent-aio: KEVENT_TYPE_AIO receive and send                        */
+/* ------------------------------------------------------------------ */
+
+#define AIO_RECV_TAG 0
+#define AIO_SEND_TAG 1
+
+/* Per connection, the receive buffer (aligned: one page pinned for 4 KiB). */
+static char *aio_bufs;
+
+static void aio_queue(struct kv *k, uint32_t op, int fd, uint32_t tag,
+		      void *buf, uint64_t len)
+{
+	struct ukevent *uk = kv_entry(k);
+
+	kevent_set(uk, KEVENT_TYPE_AIO, KEVENT_AIO_ID(fd, tag), op,
+		   KEVENT_REQ_ONESHOT, (uint64_t)tag << 32 | (uint32_t)fd);
+	uk->args[0] = (uint64_t)(uintptr_t)buf;
+	uk->args[1] = len;
+	if (op == KEVENT_AIO_SEND)
+		k->sending++;
+}
+
+static void aio_recv(struct kv *k, int fd)
+{
+	aio_queue(k, KEVENT_AIO_RECV, fd, AIO_RECV_TAG,
+		  aio_bufs + (size_t)fd * k->s->run->rbuf, k->s->run->rbuf);
+}
+
+static void aio_handle(struct kv *k, const struct ukevent *ev)
+{
+	int fd = (uint32_t)ev->user_data;
+	struct conn *c = srv_conn(k->s, fd);
+	size_t reply;
+
+	if (ev->ret_flags & KEVENT_RET_BROKEN)
+		fail("kevent-aio server: fd %d: %s", fd, strerror(-ev->ret_error));
+	if (ev->user_data >> 32 == AIO_SEND_TAG) {
+		if (ev->ret_data != TCP_MSG)
+			fail("kevent-aio server: sent %llu bytes",
+			     (unsigned long long)ev->ret_data);
+		k->sending--;
+		return;
+	}
+	if (!ev->ret_data)
+		fail("kevent-aio server: connection %u ended early", c->id);
+	reply = srv_input(k->s, c, aio_bufs + (size_t)fd * k->s->run->rbuf,
+			  ev->ret_data);
+	if (reply)
+		aio_queue(k, KEVENT_AIO_SEND, fd, AIO_SEND_TAG, c->out, reply);
+	if (!srv_done(k->s))
+		aio_recv(k, fd);
+}
+
+static int aio_serve(struct srv *s, const struct tcp_backend *be)
+{
+	struct kv k = { 0 };
+	int i;
+
+	(void)be;
+	kv_open(&k, s);
+	aio_bufs = aligned_alloc(4096, (size_t)s->max_fd * s->run->rbuf);
+	if (!aio_bufs)
+		fail("kevent-aio server: malloc");
+	for (i = 0; i < s->ninitial; i++)
+		aio_recv(&k, s->initial[i]);
+	kv_flush(&k);
+	srv_begin(s);
+	kv_loop(&k, aio_handle);
+	return 0;
+}
+
+const struct tcp_backend tcp_kevent_aio = {
+	.name = "kevent-aio", .scenarios = 1 << TCP_S1 | 1 << TCP_S2,
+	.probe = post_probe, .serve = aio_serve,
+};
