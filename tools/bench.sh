@@ -43,7 +43,7 @@
 #                           message; epoll, io_uring, kevent. Their sizes:
 #   BENCH_TCP_BE=           back ends (default all), e.g. epoll-LT,io_uring
 #   BENCH_TCP_REPS=5        interleaved repetitions
-#   BENCH_TCP_CONNS=1000    S2 connections
+#   BENCH_TCP_CONNS=1000    S2 connections (a list, e.g. 100,1000)
 #   BENCH_TCP_M=1,10,100    S2 requests per round
 #   BENCH_TCP_MSGS=20000    S2 requests per run
 #   BENCH_TCP_S1_CONNS=4    S1 connections

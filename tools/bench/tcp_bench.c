@@ -32,7 +32,7 @@
  *   bench_tcp=              scenarios to run: S1,S2,S3 (default: none)
  *   bench_tcp_be=           back ends (default: all), e.g. epoll-LT,io_uring
  *   bench_tcp_reps=5        repetitions
- *   bench_tcp_conns=1000    S2 connections
+ *   bench_tcp_conns=1000    S2 connections, a list (M above one is skipped)
  *   bench_tcp_m=1,10,100    S2 requests per round
  *   bench_tcp_msgs=20000    S2 messages per run
  *   bench_tcp_s1_conns=4    S1 connections
@@ -81,7 +81,7 @@ static struct {
 	bool scn[TCP_NR_SCENARIOS];
 	bool run[NR_BE];
 	int reps;
-	int conns, m[TCP_MAX_LIST], nr_m;
+	int conns[TCP_MAX_LIST], nr_conns, m[TCP_MAX_LIST], nr_m;
 	long long msgs;
 	int s1_conns, s1_size;
 	long long s1_msgs;
@@ -436,7 +436,7 @@ static bool tcp_configure(void)
 {
 	const char *scn = getenv("bench_tcp"), *only = getenv("bench_tcp_be");
 	struct rlimit rl;
-	int i, b;
+	int i, b, max_conns = 0;
 	bool any = false;
 
 	for (i = 0; scn && i < TCP_NR_SCENARIOS; i++)
@@ -444,7 +444,8 @@ static bool tcp_configure(void)
 	if (!any)
 		return false;
 	tc.reps = parse_int("bench_tcp_reps", 5);
-	tc.conns = parse_int("bench_tcp_conns", 1000);
+	tc.nr_conns = parse_list("bench_tcp_conns", "1000", tc.conns,
+				 TCP_MAX_LIST);
 	tc.nr_m = parse_list("bench_tcp_m", "1,10,100", tc.m, TCP_MAX_LIST);
 	tc.msgs = parse_int("bench_tcp_msgs", 20000);
 	tc.s1_conns = parse_int("bench_tcp_s1_conns", 4);
@@ -458,8 +459,11 @@ static bool tcp_configure(void)
 	    tc.s1_msgs < tc.s1_conns)
 		fail("bench_tcp_s1_*: bad settings");
 	for (i = 0; i < tc.nr_m; i++)
-		if (tc.m[i] > tc.conns || tc.msgs < tc.m[i])
-			fail("bench_tcp_m: at most bench_tcp_conns and bench_tcp_msgs");
+		if (tc.msgs < tc.m[i])
+			fail("bench_tcp_m: at most bench_tcp_msgs");
+	for (i = 0; i < tc.nr_conns; i++)
+		if (tc.conns[i] > max_conns)
+			max_conns = tc.conns[i];
 	if (tc.s3_k < 1 || tc.s3_conns < tc.s3_k)
 		fail("bench_tcp_s3_*: bad settings");
 	for (b = 0; b < NR_BE; b++) {
@@ -477,12 +481,12 @@ static bool tcp_configure(void)
 	 * client's), and for the stale fds of S3; without CAP_SYS_RESOURCE
 	 * (outside the guest) the hard limit must do.
 	 */
-	rl.rlim_cur = rl.rlim_max = 2 * tc.conns + 1024;
+	rl.rlim_cur = rl.rlim_max = 2 * max_conns + 1024;
 	if (setrlimit(RLIMIT_NOFILE, &rl)) {
 		getrlimit(RLIMIT_NOFILE, &rl);
 		rl.rlim_cur = rl.rlim_max;
-		if (rl.rlim_max < (rlim_t)tc.conns + 256 || setrlimit(RLIMIT_NOFILE, &rl))
-			fail("RLIMIT_NOFILE %d: %s", 2 * tc.conns + 1024,
+		if (rl.rlim_max < (rlim_t)max_conns + 256 || setrlimit(RLIMIT_NOFILE, &rl))
+			fail("RLIMIT_NOFILE %d: %s", 2 * max_conns + 1024,
 			     strerror(errno));
 	}
 	write_sysctl("/proc/sys/net/core/somaxconn", "4096");
@@ -493,6 +497,12 @@ static bool tcp_configure(void)
 	 */
 	write_sysctl("/proc/sys/net/ipv4/ip_local_port_range", "1024 65535");
 	write_sysctl("/proc/sys/net/ipv4/tcp_tw_reuse", "1");
+	/*
+	 * No TIME_WAIT sockets at all: each run leaves up to a thousand, and
+	 * tens of thousands of them made every message of the later runs
+	 * slower (on loopback nothing can be left in flight to need them).
+	 */
+	write_sysctl("/proc/sys/net/ipv4/tcp_max_tw_buckets", "0");
 	return true;
 }
 
@@ -515,7 +525,7 @@ void bench_tcp(void)
 {
 	struct tcp_run run;
 	char cfg[160];
-	int i;
+	int i, j;
 
 	if (!tcp_configure())
 		return;
@@ -539,17 +549,21 @@ void bench_tcp(void)
 		       run.msgs, run.msg_size, run.rbuf);
 		bench_config(&run, cfg);
 	}
-	for (i = 0; tc.scn[TCP_S2] && i < tc.nr_m; i++) {
-		run = (struct tcp_run){
-			.scn = TCP_S2, .conns = tc.conns, .active = tc.m[i],
-			.msgs = tc.msgs / tc.m[i] * tc.m[i], .rbuf = 4096,
-			.seed = 0x9e3779b97f4a7c15ull,
-		};
-		snprintf(cfg, sizeof(cfg), "S2 echo: %d conns, M=%d",
-			 run.conns, run.active);
-		printf("\n(S2: %lld requests of %d B per run, %d per round)",
-		       run.msgs, TCP_MSG, run.active);
-		bench_config(&run, cfg);
+	for (j = 0; tc.scn[TCP_S2] && j < tc.nr_conns; j++) {
+		for (i = 0; i < tc.nr_m; i++) {
+			if (tc.m[i] > tc.conns[j])
+				continue;
+			run = (struct tcp_run){
+				.scn = TCP_S2, .conns = tc.conns[j], .active = tc.m[i],
+				.msgs = tc.msgs / tc.m[i] * tc.m[i], .rbuf = 4096,
+				.seed = 0x9e3779b97f4a7c15ull,
+			};
+			snprintf(cfg, sizeof(cfg), "S2 echo: %d conns, M=%d",
+				 run.conns, run.active);
+			printf("\n(S2: %lld requests of %d B per run, %d per round)",
+			       run.msgs, TCP_MSG, run.active);
+			bench_config(&run, cfg);
+		}
 	}
 	if (tc.scn[TCP_S3]) {
 		run = (struct tcp_run){

@@ -270,8 +270,12 @@ static void aio_handle(struct kv *k, const struct ukevent *ev)
 		k->sending--;
 		return;
 	}
-	if (!ev->ret_data)
-		fail("kevent-aio server: connection %u ended early", c->id);
+	if (!ev->ret_data) {
+		/* S1: a stream ends once its bytes are in (srv_eof() checks). */
+		srv_eof(k->s, c);
+		COUNTED(ctl, close(fd));
+		return;
+	}
 	reply = srv_input(k->s, c, aio_bufs + (size_t)fd * k->s->run->rbuf,
 			  ev->ret_data);
 	if (reply)
