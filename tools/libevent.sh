@@ -232,9 +232,24 @@ fi
 grep -aq '^libevent-guest: done' "$log" || { echo "libevent: the guest did not finish" >&2; splat=1; }
 
 grep -aE '^kevent-(fdkey|ctlcount): ' "$log" || true
+# memcached: every backend must have answered, memccapable found nothing
+# wrong and memcaslap no bad data.
 if [ $mode = memcached ]; then
-	grep -aE '^memcached: ' "$log"
-	[ $splat = 0 ]
+	bad=$splat
+	for b in $backends; do
+		grep -aE "^memcached: $b: " "$log" | tail -n 2 >"$LEV/result" || true
+		cat "$LEV/result"
+		grep -q " memccapable [1-9][0-9]* passed, 0 failed" "$LEV/result" &&
+			grep -q " verify_failed 0 " "$LEV/result" || {
+			echo "memcached: $b: failed" >&2
+			bad=1
+		}
+		if [[ $b == kevent* ]] && ! grep -q "method kevent:" "$LEV/result"; then
+			echo "memcached: $b: the kevent backend was not used" >&2
+			bad=1
+		fi
+	done
+	[ $bad = 0 ]
 	exit
 fi
 
