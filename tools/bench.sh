@@ -57,6 +57,13 @@
 #                           FUNCTION_PROFILER and FUNCTION_GRAPH_TRACER):
 #                           calls and ns per event of the wait and wakeup
 #                           paths' kernel functions
+#   BENCH_ICOUNT=           a number S: QEMU counts instructions
+#                           (-icount shift=S,sleep=off; one vCPU thread
+#                           runs both vCPUs): the guest's clocks advance
+#                           2^S ns per instruction, so that CPU times are
+#                           instruction counts, whatever else the host
+#                           runs (its preemptions are otherwise charged
+#                           to the guest task that was running)
 #   BENCH_TIMEOUT=1800      seconds for the whole boot
 #
 # Exit status: 0 when the benchmark ran to the end with every event
@@ -126,6 +133,17 @@ done
 
 # TCG runs the guest on host CPUs shared with whatever else runs there.
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+# qemu_boot (lib.sh) is shared by every script: icount reaches it through
+# a qemu-system-x86_64 of our own, first on PATH.
+qemu_note=
+if [ -n "${BENCH_ICOUNT:-}" ]; then
+	mkdir -p "$OUT/qemu"
+	printf '#!/bin/sh\nexec %s -icount shift=%d,sleep=off "$@"\n' \
+		"$(command -v qemu-system-x86_64)" "$BENCH_ICOUNT" >"$OUT/qemu/qemu-system-x86_64"
+	chmod +x "$OUT/qemu/qemu-system-x86_64"
+	PATH=$OUT/qemu:$PATH
+	qemu_note=", -icount shift=$BENCH_ICOUNT,sleep=off"
+fi
 log "booting $BZIMAGE, $kversion (console log: $LOG)"
 # A crash or a timeout shows as missing results below.
 qemu_boot "$OUT/bzImage" "$OUT/initramfs.cpio" "$cmdline" "$LOG" "$timeout_s" || true
@@ -137,7 +155,7 @@ debug=$(grep -E '^CONFIG_(KASAN|PROVE_LOCKING|LOCKDEP|DEBUG_LIST|DEBUG_OBJECTS|K
 {
 	echo "host:   $(uname -srm), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs)"
 	echo "load:   $load_before before the boot, $(cut -d' ' -f1-3 /proc/loadavg) after (1, 5, 15 min)"
-	echo "QEMU:   $(qemu-system-x86_64 --version | head -n 1), $QEMU_MACHINE"
+	echo "QEMU:   $(qemu-system-x86_64 --version | head -n 1), $QEMU_MACHINE$qemu_note"
 	echo "kernel: $BZIMAGE"
 	echo "        $kversion"
 	echo "        $debug"
