@@ -22,8 +22,9 @@ fi
 status=0
 "$tools/kunit.sh" || status=1
 "$tools/selftests.sh" || status=1
-# A real event library on kevent (about 6 minutes: libevent's build and
-# one boot); epoll and poll are left to tools/libevent.sh run by hand.
+# A real event library on kevent: libevent's regress suite on its kevent
+# backend (8.5 minutes on a busy 2-core host: 4.5 to build libevent, 4
+# for the boot); epoll and poll are left to tools/libevent.sh by hand.
 BACKENDS=kevent "$tools/libevent.sh" || status=1
 # Each patch on its own: W=1 builds of what it touches, checkpatch.
 "$tools/check-patches.sh" || status=1
