@@ -68,6 +68,7 @@
  *   bench_timer_ms=500      duration of one timers run, milliseconds
  *   bench_lat_rounds=2000   wakeups measured per back end (0: skip)
  *   bench_reg=...           registrations: see registrations.c
+ *   bench_tcp=S1,S2,S3      TCP server scenarios: see tcp_bench.c
  *
  * Exit status: 0, or 1 if a back end failed or reported a wrong event.
  */

@@ -498,9 +498,10 @@ static bool tcp_configure(void)
 	write_sysctl("/proc/sys/net/ipv4/ip_local_port_range", "1024 65535");
 	write_sysctl("/proc/sys/net/ipv4/tcp_tw_reuse", "1");
 	/*
-	 * No TIME_WAIT sockets at all: each run leaves up to a thousand, and
-	 * tens of thousands of them made every message of the later runs
-	 * slower (on loopback nothing can be left in flight to need them).
+	 * No TIME_WAIT sockets at all: each run would leave up to a thousand
+	 * (S2's server closes first, by exiting), so that later runs would
+	 * share the kernel with more sockets than earlier ones; on loopback
+	 * nothing is left in flight to need them.
 	 */
 	write_sysctl("/proc/sys/net/ipv4/tcp_max_tw_buckets", "0");
 	return true;
