@@ -17,8 +17,9 @@
 # tools/libevent/ctlcount.c, and "select"), KERNEL (a bzImage), REGRESS_ARGS (tests to run; default the
 # default set but for tools/libevent/known-failures), TEST_TIMEOUT
 # (seconds per regress test, default 300), SLAP_TIME (memcaslap's run
-# time, default 30s), BOOT_TIMEOUT (seconds, default 5400), UAPI (the
-# UAPI headers, default $KDIR/usr/include), GEN_INIT_CPIO.
+# time, default 30s), BOOT_TIMEOUT (seconds, default 5400), ICOUNT (a
+# number S: QEMU's -icount shift=S,sleep=off), UAPI (the UAPI headers,
+# default $KDIR/usr/include), GEN_INIT_CPIO.
 #
 # The regress run fails when a backend fails a test, when kevent was not
 # the method used on the kevent run, when the summary is missing, or when
@@ -221,6 +222,18 @@ cmdline+=" test_timeout=${TEST_TIMEOUT:-300} slap_time=${SLAP_TIME:-30s}"
 regress_args=${REGRESS_ARGS:-$(sed -n 's/^\([^#].*\)/:\1/p' "$ROOT/tools/libevent/known-failures" | xargs)}
 [ -n "$regress_args" ] && cmdline+=" regress_args=${regress_args// /,}"
 cmdline+=" -- $mode $backends"
+# ICOUNT=S: QEMU counts instructions (-icount shift=S,sleep=off), so that
+# the guest's clocks, and memcaslap's ops/s, do not depend on what else
+# the host runs. qemu_boot (lib.sh) gets it through a wrapper on PATH,
+# as in bench.sh.
+if [ -n "${ICOUNT:-}" ]; then
+	mkdir -p "$LEV/qemu"
+	printf '#!/bin/sh\nexec %s -icount shift=%d,sleep=off "$@"\n' \
+		"$(command -v qemu-system-x86_64)" "$ICOUNT" >"$LEV/qemu/qemu-system-x86_64"
+	chmod +x "$LEV/qemu/qemu-system-x86_64"
+	PATH=$LEV/qemu:$PATH
+	QEMU_MACHINE+=", -icount shift=$ICOUNT,sleep=off"
+fi
 log "booting $kernel ($QEMU_MACHINE; console log: $log)"
 qemu_boot "$kernel" "$LEV/initramfs.cpio" "$cmdline" "$log" "${BOOT_TIMEOUT:-5400}" >&2 || true
 
