@@ -63,7 +63,10 @@
 #                           2^S ns per instruction, so that CPU times are
 #                           instruction counts, whatever else the host
 #                           runs (its preemptions are otherwise charged
-#                           to the guest task that was running)
+#                           to the guest task that was running). For the
+#                           TCP scenarios; the guest then ran without
+#                           high-resolution timers (clock_getres 4 ms),
+#                           so the timers scenario is not comparable
 #   BENCH_TIMEOUT=1800      seconds for the whole boot
 #
 # Exit status: 0 when the benchmark ran to the end with every event

@@ -72,7 +72,6 @@ struct srv {
 	int go_fd;		/* srv_begin() writes a byte here: clients start */
 	long long units;	/* S1: bytes, S2: replies, S3: closed */
 	long long want;		/* units in the run */
-	long long closed;	/* connections the server closed */
 	uint64_t cpu0, wall0, cpu1, wall1;
 };
 
@@ -88,14 +87,14 @@ struct tcp_result {
 struct tcp_backend {
 	const char *name;
 	unsigned int scenarios;		/* 1 << TCP_S* it can serve */
-	unsigned int flags;		/* its own (epoll: EPOLLET) */
+	unsigned int flags;		/* its own (EPOLLET, IORING_SETUP_*) */
 	bool (*probe)(void);		/* optional: does this kernel have it? */
 	int (*serve)(struct srv *s, const struct tcp_backend *be);
 };
 
 /* The back ends, each in its file; tcp_bench.c lists them. */
 extern const struct tcp_backend tcp_epoll_lt, tcp_epoll_et, tcp_uring,
-	tcp_kevent_post, tcp_kevent_aio;
+	tcp_uring_tw, tcp_kevent_post, tcp_kevent_aio;
 
 /* tcp_server.c, for the back ends. */
 void srv_begin(struct srv *s);

@@ -66,6 +66,7 @@ static const struct tcp_backend *const tcp_backends[] = {
 	&tcp_epoll_lt,
 	&tcp_epoll_et,
 	&tcp_uring,
+	&tcp_uring_tw,
 	&tcp_kevent_post,
 	&tcp_kevent_aio,
 };

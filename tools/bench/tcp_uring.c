@@ -3,7 +3,9 @@
  * The io_uring server, the best one a server author would write on 6.12
  * without liburing (raw system calls, as backends.c):
  *  - IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN: completions
- *    are made only when the server asks, inside io_uring_enter();
+ *    are made only when the server asks, inside io_uring_enter() (the
+ *    io_uring-tw row: SINGLE_ISSUER alone, completions made by task work
+ *    at the server's next return from the kernel, or by an interrupt);
  *  - the ring's fd registered (IORING_REGISTER_RING_FDS), so that each
  *    enter skips the fd lookup;
  *  - one multishot receive per connection (IORING_RECV_MULTISHOT) into a
@@ -158,11 +160,10 @@ static void *ur_map(struct ur *u, size_t len, off_t off)
 	return p;
 }
 
-static void ur_setup(struct ur *u, struct srv *s)
+static void ur_setup(struct ur *u, struct srv *s, unsigned int flags)
 {
 	struct io_uring_params p = {
-		.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
-			 IORING_SETUP_CQSIZE,
+		.flags = flags | IORING_SETUP_CQSIZE,
 		.cq_entries = UR_CQ,
 	};
 	struct io_uring_rsrc_update reg_fd = { .offset = -1U };
@@ -290,8 +291,7 @@ static int ur_serve(struct srv *s, const struct tcp_backend *be)
 	struct ur u = { 0 };
 	int i;
 
-	(void)be;
-	ur_setup(&u, s);
+	ur_setup(&u, s, be->flags);
 	for (i = 0; i < s->ninitial; i++)
 		ur_recv(&u, s->initial[i]);
 	if (s->run->scn == TCP_S3)
@@ -300,8 +300,15 @@ static int ur_serve(struct srv *s, const struct tcp_backend *be)
 	ur_enter(&u, 0, 0);
 	srv_begin(s);
 	while (!srv_done(s)) {
-		/* Submit the batch's sends, wait for the next completions. */
-		COUNTED(wait, ur_enter(&u, 1, IORING_ENTER_GETEVENTS));
+		/*
+		 * Submit the batch's sends and wait for the next completions.
+		 * With task work (io_uring-tw) completions may be there
+		 * already: then no waiting, and no call unless to submit.
+		 */
+		bool empty = *u.cq_head == __atomic_load_n(u.cq_tail, __ATOMIC_ACQUIRE);
+
+		if (u.to_submit || empty)
+			COUNTED(wait, ur_enter(&u, empty, IORING_ENTER_GETEVENTS));
 		ur_reap(&u);
 	}
 	/* The last replies: submitted, and sent by the time the enter returns. */
@@ -312,4 +319,10 @@ static int ur_serve(struct srv *s, const struct tcp_backend *be)
 
 const struct tcp_backend tcp_uring = {
 	.name = "io_uring", .scenarios = 7, .serve = ur_serve,
+	.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
+};
+
+const struct tcp_backend tcp_uring_tw = {
+	.name = "io_uring-tw", .scenarios = 7, .serve = ur_serve,
+	.flags = IORING_SETUP_SINGLE_ISSUER,
 };
