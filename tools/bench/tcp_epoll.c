@@ -23,11 +23,10 @@
 
 #define EP_EVENTS 256
 
-static int ep_add(struct srv *s, int ep, int fd, const struct tcp_backend *be)
+static int ep_add(int ep, int fd, const struct tcp_backend *be)
 {
 	struct epoll_event ev = { .events = EPOLLIN | be->flags, .data.fd = fd };
 
-	(void)s;
 	return COUNTED(ctl, epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev));
 }
 
@@ -69,7 +68,7 @@ static void ep_accept(struct srv *s, int ep, const struct tcp_backend *be)
 			fail("epoll server: accept4: %s", strerror(errno));
 		}
 		srv_accepted(s, fd);
-		if (ep_add(s, ep, fd, be))
+		if (ep_add(ep, fd, be))
 			fail("epoll server: epoll_ctl: %s", strerror(errno));
 	}
 }
@@ -83,9 +82,9 @@ static int ep_serve(struct srv *s, const struct tcp_backend *be)
 	if (ep < 0 || !buf)
 		fail("epoll server: set-up: %s", strerror(errno));
 	for (i = 0; i < s->ninitial; i++)
-		if (ep_add(s, ep, s->initial[i], be))
+		if (ep_add(ep, s->initial[i], be))
 			fail("epoll server: epoll_ctl: %s", strerror(errno));
-	if (s->run->scn == TCP_S3 && ep_add(s, ep, s->lfd, be))
+	if (s->run->scn == TCP_S3 && ep_add(ep, s->lfd, be))
 		fail("epoll server: epoll_ctl: %s", strerror(errno));
 	srv_begin(s);
 	while (!srv_done(s)) {
