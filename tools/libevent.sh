@@ -179,6 +179,9 @@ make_initramfs() {
 		add_file "$lib" "/opt/libevent/lib/$(basename "$lib")" 0644
 	done
 	add_prog "$OBJ/test/.libs/regress" /opt/libevent/bin/regress
+	gcc -O2 -Wall -Wextra -I"$SRC/include" -I"$OBJ/include" \
+		-o "$LEV/reopen" "$ROOT/tools/libevent/reopen.c" -L"$OBJ/.libs" -levent
+	add_prog "$LEV/reopen" /opt/libevent/bin/reopen
 	# What the fd-number key means after close() and dup(), beside epoll.
 	gcc -static -O2 -Wall -Wextra -isystem "$HDR" -I"$ROOT/tools/include" \
 		-o "$LEV/fdkey" "$ROOT/tools/libevent/fdkey.c"
