@@ -10,7 +10,8 @@
 #
 # KEVENT_TESTS="kevent_socket_test kevent-echo" puts only the programs
 # named in /tests and /tests32: a quicker boot while working on one of
-# them.
+# them. KEVENT_EXTRA_TESTS="kevent_faults" adds programs of
+# tools/reliability to the tests (tools/reliability.sh).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -96,6 +97,28 @@ for src in "$ROOT"/tools/examples/*.c; do
 	examples+=("$name")
 done
 
+# Is program $1 to be run? All are, unless KEVENT_TESTS names some.
+selected() {
+	[ -z "${KEVENT_TESTS:-}" ] || [[ " $KEVENT_TESTS " == *" $1 "* ]]
+}
+
+# tools/reliability/NAME.c: programs for tools/reliability.sh's kernels
+# (the fault sweep), built and run only when KEVENT_TESTS names them or
+# KEVENT_EXTRA_TESTS adds them to the rest. They use the kselftests'
+# system call wrappers (kevent_util.h).
+extras=()
+for src in "$ROOT"/tools/reliability/*.c; do
+	[ -e "$src" ] || continue
+	name=$(basename "$src" .c)
+	if [[ " ${KEVENT_EXTRA_TESTS:-} " != *" $name "* ]] &&
+		{ [ -z "${KEVENT_TESTS:-}" ] || ! selected "$name"; }; then
+		continue
+	fi
+	log "building $name"
+	"$CC" "${CFLAGS[@]}" -pthread -I"$SELFTESTS" -o "$KSFT/bin/$name" "$src"
+	extras+=("$name")
+done
+
 "$CC" "${CFLAGS[@]}" -o "$KSFT/init" "$ROOT/tools/initramfs/init.c"
 
 # An ext4 image that /init mounts on /mnt/ext4 through a loop device, so
@@ -104,11 +127,6 @@ done
 rm -f "$KSFT/ext4.img"
 truncate -s 4M "$KSFT/ext4.img"
 PATH=$PATH:/usr/sbin:/sbin mkfs.ext4 -q -F -b 1024 -N 256 "$KSFT/ext4.img"
-
-# Is program $1 to be run? All are, unless KEVENT_TESTS names some.
-selected() {
-	[ -z "${KEVENT_TESTS:-}" ] || [[ " $KEVENT_TESTS " == *" $1 "* ]]
-}
 
 # gen_init_cpio (built with the kernel) makes device nodes without root.
 gen=$KDIR/usr/gen_init_cpio
@@ -135,7 +153,7 @@ fi
 			echo "file /$dir/$(basename "$f") $f 0755 0 0"
 		done
 	done
-	for name in "${examples[@]}"; do
+	for name in "${examples[@]}" "${extras[@]}"; do
 		selected "$name" || continue
 		echo "slink /tests/$name /bin/$name 0777 0 0"
 	done

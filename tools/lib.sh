@@ -7,6 +7,8 @@
 #   KEVENT_MBOX         patch series to apply (default $ROOT/kevent.mbox)
 #   KEVENT_KUNITCONFIG  kernel config fragment (default $ROOT/.kunitconfig)
 #   JOBS                parallel make jobs (default: all CPUs)
+#   KEVENT_MAKE_OPTIONS kernel make variables, X=Y separated by spaces
+#                       (tools/reliability.sh gcov: what gcov measures)
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${KEVENT_BUILD:-$ROOT/build}
@@ -72,14 +74,21 @@ need_tree() {
 # kunit.py wants to run from the top of the source tree. No KVM: results
 # must not depend on the host having it, and CI machines may not.
 kunit_py() {
-	local cmd=$1 jobs=()
+	local cmd=$1 build=() opt
 	shift
 	need_tree
 	[ -f "$KUNITCONFIG" ] || die "no $KUNITCONFIG"
-	case $cmd in run | build) jobs=(--jobs="$JOBS") ;; esac
+	case $cmd in
+	run | build)
+		build=(--jobs="$JOBS")
+		for opt in ${KEVENT_MAKE_OPTIONS:-}; do
+			build+=(--make_options="$opt")
+		done
+		;;
+	esac
 	(cd "$TREE" && python3 tools/testing/kunit/kunit.py "$cmd" \
 		--arch=x86_64 --kunitconfig="$KUNITCONFIG" \
-		--build_dir="$KDIR" "${jobs[@]}" "$@")
+		--build_dir="$KDIR" "${build[@]}" "$@")
 }
 
 # How every script boots a test kernel, so that tests, demo and benchmark

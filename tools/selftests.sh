@@ -11,7 +11,9 @@
 # a splat (lockdep, KASAN, WARN, oops...), even if every test passed.
 #
 # Time limits: KSFT_TIMEOUT seconds per test program (default 300), and
-# BOOT_TIMEOUT seconds for the whole boot (default 1800).
+# BOOT_TIMEOUT seconds for the whole boot (default 1800). KSFT_CMDLINE:
+# more kernel command line words (tools/reliability.sh: KUnit at boot,
+# init's ksft_soak= and gcov_dump=).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -41,6 +43,7 @@ fi
 # panic=-1 with -no-reboot: a panic ends QEMU instead of hanging it.
 # Words after "--" are /init's arguments; ksft_timeout=... is its env.
 cmdline="console=ttyS0 kunit.enable=0 panic=-1 ksft_timeout=$ksft_timeout"
+cmdline+=${KSFT_CMDLINE:+ $KSFT_CMDLINE}
 [ $mode = demo ] && cmdline+=" -- --demo"
 
 log "booting $BZIMAGE (console log: $log)"

@@ -16,12 +16,17 @@
  *
  * Either way it powers the machine off: QEMU runs with -no-reboot, so a
  * reboot ends it. Kernel command line settings reach init as environment
- * variables: ksft_timeout=SECONDS limits each program (default 300).
+ * variables: ksft_timeout=SECONDS limits each program (default 300);
+ * ksft_soak=SECONDS runs the whole set again and again until that long has
+ * passed (tools/reliability.sh soak); gcov_dump=PATH prints, after the
+ * tests, every gcov data file under /sys/kernel/debug/gcov whose path
+ * contains PATH, in base64 (tools/reliability.sh gcov).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <linux/loop.h>
 #include <net/if.h>
 #include <poll.h>
@@ -387,9 +392,64 @@ static void check_leaks(void)
 	close(fd);
 }
 
+/*
+ * Print @path's contents as "gcov-data: PATH SIZE", base64 lines and
+ * "gcov-end": the console is the only way out of the guest.
+ */
+static void dump_base64(const char *path)
+{
+	static const char b64[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	unsigned char in[57];	/* 76 characters a line */
+	char out[80];
+	size_t total = 0, n;
+	FILE *f = fopen(path, "r");
+
+	if (!f) {
+		printf("# init: %s: %m\n", path);
+		return;
+	}
+	printf("gcov-data: %s\n", path);
+	while ((n = fread(in, 1, sizeof(in), f)) > 0) {
+		size_t o = 0;
+
+		for (size_t i = 0; i < n; i += 3) {
+			unsigned int v = in[i] << 16;
+
+			v |= (i + 1 < n ? in[i + 1] : 0) << 8;
+			v |= i + 2 < n ? in[i + 2] : 0;
+			out[o++] = b64[v >> 18];
+			out[o++] = b64[(v >> 12) & 63];
+			out[o++] = i + 1 < n ? b64[(v >> 6) & 63] : '=';
+			out[o++] = i + 2 < n ? b64[v & 63] : '=';
+		}
+		out[o] = 0;
+		printf("%s\n", out);
+		total += n;
+	}
+	fclose(f);
+	printf("gcov-end: %zu bytes\n", total);
+}
+
+static const char *gcov_match;
+
+static int dump_gcov_file(const char *path, const struct stat *st, int type,
+			  struct FTW *ftw)
+{
+	size_t len = strlen(path);
+
+	(void)st;
+	(void)ftw;
+	if (type == FTW_F && len > 5 && !strcmp(path + len - 5, ".gcda") &&
+	    strstr(path, gcov_match))
+		dump_base64(path);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *t = getenv("ksft_timeout");
+	const char *soak = getenv("ksft_soak");
 	int timeout = t ? atoi(t) : 300;
 	int demo = argc > 1 && !strcmp(argv[1], "--demo");
 
@@ -410,9 +470,24 @@ int main(int argc, char **argv)
 	if (demo) {
 		run_demo(argv + 1, timeout);
 	} else {
+		double end = now() + (soak ? atof(soak) : 0);
 		struct counts c = run_tests(timeout);
 
+		for (int round = 2; soak && now() < end; round++) {
+			struct counts r;
+
+			printf("# init: soak round %d, %.0f s left\n", round,
+			       end - now());
+			r = run_tests(timeout);
+			c.pass += r.pass;
+			c.fail += r.fail;
+			c.skip += r.skip;
+		}
 		check_leaks();
+		gcov_match = getenv("gcov_dump");
+		if (gcov_match)
+			nftw("/sys/kernel/debug/gcov", dump_gcov_file, 16,
+			     FTW_PHYS);
 		if (c.skip)
 			printf("kselftest: %d skipped\n", c.skip);
 		printf("kselftest: %d passed, %d failed\n", c.pass, c.fail);
