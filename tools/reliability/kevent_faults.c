@@ -130,8 +130,8 @@ static bool disarm(void)
 	char buf[16] = "";
 	ssize_t r;
 
-	lseek(nth_fd, 0, SEEK_SET);
-	r = read(nth_fd, buf, sizeof(buf) - 1);
+	/* pread: the file has no llseek, so lseek() cannot rewind it. */
+	r = pread(nth_fd, buf, sizeof(buf) - 1, 0);
 	if (write(nth_fd, "0", 1) != 1)
 		(void)!write(nth_fd, "0", 1);
 	return r > 0 && buf[0] == '0';
@@ -477,6 +477,8 @@ static int mk_aio(struct src *s, uint64_t tag, int kind, uint32_t op)
 	char *buf = op == KEVENT_AIO_RECV ? aio_rbuf[slot++ % NSRC] : aio_sbuf;
 	int ret = kind ? mk_unix(s, tag) : mk_tcp(s, tag);
 
+	if (op == KEVENT_AIO_RECV)	/* what a check finds must be new */
+		memset(buf, 0, sizeof(aio_rbuf[0]));
 	fill(s, KEVENT_TYPE_AIO, KEVENT_AIO_ID(s->a, tag & 0xffff), op,
 	     KEVENT_REQ_ONESHOT, tag);
 	s->uk.args[0] = (uintptr_t)buf;
@@ -959,6 +961,43 @@ static void check_remove(const struct step *t, long ret, bool inj)
 	st_close(&S);
 }
 
+/* MODIFY of each type that allows it: a new user_data, or the old one. */
+static long call_modify(const struct step *t)
+{
+	(void)t;
+	for (int i = 0; i < S.nsrc; i++) {
+		S.arr[i] = S.src[i].uk;
+		S.arr[i].user_data += 0x100000;
+		S.arr[i].ret_error = 0x7eadbeef;
+	}
+	return sys_kevent_ctl(S.kfd, KEVENT_CTL_MODIFY, S.nsrc, S.arr);
+}
+
+/* Events are credited by user_data: the one the MODIFY's result says. */
+static void check_modify(const struct step *t, long ret, bool inj)
+{
+	(void)t;
+	(void)inj;
+	if (ret >= 0 && ret != S.nsrc)
+		bad("MODIFY of %d returned %ld", S.nsrc, ret);
+	for (int i = 0; i < S.nsrc; i++) {
+		long err = ret < 0 ? ret : S.arr[i].ret_error;
+
+		if (ret >= 0 && err) {
+			seen(err);
+			if (!in(err, S.src[i].ops->errs))
+				bad("%s: MODIFY failed with undocumented %s",
+				    S.src[i].ops->name, strerrorname_np(-err));
+		}
+		if (!err)
+			S.src[i].uk.user_data = S.arr[i].user_data;
+		S.src[i].ops->fire(&S.src[i]);
+	}
+	collect(&S, WAIT_MS);
+	expect_finals(&S);
+	st_close(&S);
+}
+
 /*
  * Batches of USER kevents across the chunk boundary (64): BATCH entries,
  * two of them bad on purpose (a type of 16 or more; a duplicate key), at
@@ -1231,6 +1270,9 @@ static const struct step steps[] = {
 	  0, BATCH_CMD(KEVENT_CTL_TRIGGER), {} },
 	{ "remove-every-type", prep_registered, call_remove, check_remove, E_CTL,
 	  0, 0, { ALL_SOURCES } },
+	{ "modify-every-type", prep_registered, call_modify, check_modify, E_CTL,
+	  0, 0, { &S_USER, &S_PIPE, &S_FIFO, &S_EVFD, &S_TCP, &S_UDP, &S_UNIX,
+		  &S_LISTEN, &S_SIGNAL } },
 	{ "get-events", prep_fired, call_get, check_delivery, E_GET, 0, 0,
 	  { ALL_SOURCES } },
 	{ "get-events-sigmask", prep_fired, call_get, check_delivery, E_GET, 0, 1,
@@ -1385,6 +1427,15 @@ static void run_step(const struct step *t)
 	}
 }
 
+/* 128 KiB of stack made present, so that mlockall() keeps it. */
+static __attribute__((noinline)) void prefault_stack(void)
+{
+	volatile char pad[128 * 1024];
+
+	for (size_t i = 0; i < sizeof(pad); i += 4096)
+		pad[i] = 0;
+}
+
 static int setup(void)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET,
@@ -1418,6 +1469,7 @@ static int setup(void)
 	 * present and locked: a page fault during an armed call would take
 	 * the fault meant for kevent.
 	 */
+	prefault_stack();
 	if (mlockall(MCL_CURRENT))
 		printf("# mlockall: %m\n");
 	return 0;
