@@ -136,15 +136,9 @@ done
 
 # TCG runs the guest on host CPUs shared with whatever else runs there.
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-# qemu_boot (lib.sh) is shared by every script: icount reaches it through
-# a qemu-system-x86_64 of our own, first on PATH.
 qemu_note=
 if [ -n "${BENCH_ICOUNT:-}" ]; then
-	mkdir -p "$OUT/qemu"
-	printf '#!/bin/sh\nexec %s -icount shift=%d,sleep=off "$@"\n' \
-		"$(command -v qemu-system-x86_64)" "$BENCH_ICOUNT" >"$OUT/qemu/qemu-system-x86_64"
-	chmod +x "$OUT/qemu/qemu-system-x86_64"
-	PATH=$OUT/qemu:$PATH
+	export QEMU_ICOUNT=$BENCH_ICOUNT
 	qemu_note=", -icount shift=$BENCH_ICOUNT,sleep=off"
 fi
 log "booting $BZIMAGE, $kversion (console log: $LOG)"

@@ -101,10 +101,14 @@ QEMU_MACHINE="TCG (no KVM), -smp $QEMU_CPUS -m $QEMU_MEM"
 
 # qemu_boot BZIMAGE INITRAMFS CMDLINE LOG TIMEOUT: boot, copy the console
 # to stdout and LOG, and return QEMU's status (124 after TIMEOUT seconds).
+# QEMU_ICOUNT=S: QEMU counts instructions (-icount shift=S,sleep=off), so
+# that the guest's clocks measure its own work, not the host's load
+# (tools/bench.sh BENCH_ICOUNT, tools/libevent.sh ICOUNT).
 # The guest ends the run by rebooting (-no-reboot makes that an exit).
 qemu_boot() {
-	local rc=0
-	timeout -k 10 "$5" qemu-system-x86_64 \
+	local rc=0 icount=()
+	[ -n "${QEMU_ICOUNT:-}" ] && icount=(-icount "shift=$QEMU_ICOUNT,sleep=off")
+	timeout -k 10 "$5" qemu-system-x86_64 "${icount[@]}" \
 		-nodefaults -machine pc -m "$QEMU_MEM" -smp "$QEMU_CPUS" \
 		-kernel "$1" -initrd "$2" -append "$3" \
 		-bios qboot.rom -display none -serial stdio -no-reboot \
