@@ -13,13 +13,14 @@
 #                                  $BUILD/libevent-memcached.log
 #
 # Environment: BACKENDS (default "kevent epoll poll"; memcached: "kevent
-# epoll"; also "kevent-count": kevent with its system calls counted by
-# tools/libevent/ctlcount.c, and "select"), KERNEL (a bzImage), REGRESS_ARGS (tests to run; default the
-# default set but for tools/libevent/known-failures), TEST_TIMEOUT
-# (seconds per regress test, default 300), SLAP_TIME (memcaslap's run
-# time, default 30s), BOOT_TIMEOUT (seconds, default 5400), ICOUNT (a
-# number S: QEMU's -icount shift=S,sleep=off), UAPI (the UAPI headers,
-# default $KDIR/usr/include), GEN_INIT_CPIO.
+# epoll"; also "select", and "kevent-count" or "epoll-count": the backend
+# with its system calls counted by tools/libevent/ctlcount.c), KERNEL (a
+# bzImage), REGRESS_ARGS (tests to run; default the default set but for
+# tools/libevent/known-failures), TEST_TIMEOUT (seconds per regress test,
+# default 300), SLAP_TIME (memcaslap's run time, default 30s),
+# BOOT_TIMEOUT (seconds, default 5400), ICOUNT (a number S: QEMU's
+# -icount shift=S,sleep=off), UAPI (the UAPI headers, default
+# $KDIR/usr/include), GEN_INIT_CPIO.
 #
 # The regress run fails when a backend fails a test, when kevent was not
 # the method used on the kevent run, when the summary is missing, or when
@@ -65,6 +66,7 @@ fi
 # debian.sources (deb822) or sources.list (one-line format), made once.
 deb_src() {
 	local list=/etc/apt/sources.list.d/kevent-src.sources sudo=()
+	# shellcheck disable=SC2016 # apt's template, not the shell's
 	if apt-get indextargets --format '$(IDENTIFIER)' 2>/dev/null | grep -qx Sources; then
 		return
 	fi
@@ -167,7 +169,7 @@ make_initramfs() {
 	local lib gen=${GEN_INIT_CPIO:-$KDIR/usr/gen_init_cpio}
 	: >"$LIST"
 	have=()
-	rm -rf "$LEV/etc"
+	rm -rf "${LEV:?}/etc"
 	mkdir -p "$LEV/etc"
 	add_file "$ROOT/tools/libevent/init.sh" /init
 	add_file /bin/busybox /bin/busybox

@@ -1,18 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * ctlcount: an LD_PRELOAD shim that counts the kevent system calls a
- * program makes through syscall(), as libevent's kevent backend does, to
- * see how many kevent_ctl() calls one dispatch needs for its changes.
- * Each thread counts the kevent_ctl() calls it makes between two
- * kevent_get_events() (one libevent dispatch: its changes, then the
- * wait); at exit the process appends one line to the file named by
+ * program makes through syscall(), as libevent's kevent backend does, and
+ * its epoll_ctl() and epoll_wait() calls, to see how many control calls
+ * one dispatch needs for its changes. Each thread counts the kevent_ctl()
+ * (or epoll_ctl()) calls it makes between two kevent_get_events() (or
+ * epoll_wait()): one libevent dispatch, its changes and then the wait.
+ * At exit the process appends one line to the file named by
  * $KEVENT_CTLCOUNT, of names and numbers (ctl0 ... ctl3: waits preceded
  * by 0, 1, 2, 3 or more kevent_ctl() calls):
  *
  *   waits W ctl C entries E add A remove R modify M ctl0 N ctl1 N ctl2 N ctl3 N
  *
- * A child made by fork() starts from zero. Run by tools/libevent/init.sh
- * for the "kevent-count" backend, never in a measured run.
+ * (add, remove, modify: epoll's ADD, DEL, MOD.) A child made by fork()
+ * starts from zero. Run by tools/libevent/init.sh for the "kevent-count"
+ * and "epoll-count" backends, never in a measured run.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -23,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/epoll.h>
 #include <sys/syscall.h>
 #include <linux/kevent.h>
 
@@ -57,6 +60,34 @@ long syscall(long nr, ...)
 		since_wait = 0;
 	}
 	return real(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
+{
+	static int (*real)(int, int, int, struct epoll_event *);
+
+	if (!real)
+		real = (int (*)(int, int, int, struct epoll_event *))
+			dlsym(RTLD_NEXT, "epoll_ctl");
+	count(ctls, 1);
+	count(entries, 1);
+	if (op >= EPOLL_CTL_ADD && op <= EPOLL_CTL_MOD)
+		count(bycmd[op - EPOLL_CTL_ADD], 1);
+	since_wait++;
+	return real(epfd, op, fd, ev);
+}
+
+int epoll_wait(int epfd, struct epoll_event *evs, int max, int timeout)
+{
+	static int (*real)(int, struct epoll_event *, int, int);
+
+	if (!real)
+		real = (int (*)(int, struct epoll_event *, int, int))
+			dlsym(RTLD_NEXT, "epoll_wait");
+	count(waits, 1);
+	count(per_wait[since_wait < 3 ? since_wait : 3], 1);
+	since_wait = 0;
+	return real(epfd, evs, max, timeout);
 }
 
 static void reset(void)

@@ -17,8 +17,8 @@
 #   memcached: BACKEND: method M: memccapable N passed, N failed
 #   memcached: BACKEND: memcaslap ops N ops/s N verify_failed N ...
 #   kevent-fdkey: ...     (tools/libevent/fdkey.c, before the suite)
-#   kevent-ctlcount: ...  (backend kevent-count: kevent, its system calls
-#                          counted by tools/libevent/ctlcount.c)
+#   kevent-ctlcount: ...  (backends kevent-count, epoll-count: their
+#                          system calls counted by tools/libevent/ctlcount.c)
 #   libevent-guest: done
 /bin/busybox --install -s /bin
 export PATH=/bin:/usr/bin:/sbin:/usr/sbin
@@ -41,8 +41,9 @@ hostname localhost
 backend_env() {
 	case $1 in
 	kevent) echo "" ;;
-	# kevent, counting its system calls (tools/libevent/ctlcount.c)
+	# kevent or epoll, counting the system calls (tools/libevent/ctlcount.c)
 	kevent-count) echo "LD_PRELOAD=/opt/libevent/lib/ctlcount.so KEVENT_CTLCOUNT=/tmp/ctlcount" ;;
+	epoll-count) echo "EVENT_NOKEVENT=1 LD_PRELOAD=/opt/libevent/lib/ctlcount.so KEVENT_CTLCOUNT=/tmp/ctlcount" ;;
 	epoll) echo "EVENT_NOKEVENT=1" ;;
 	epoll-changelist) echo "EVENT_NOKEVENT=1 EVENT_EPOLL_USE_CHANGELIST=1" ;;
 	poll) echo "EVENT_NOKEVENT=1 EVENT_NOEPOLL=1" ;;
@@ -65,9 +66,9 @@ method_of() {
 ctlcount() {
 	[ -f /tmp/ctlcount ] || return 0
 	echo "kevent-ctlcount: $1: $(awk '{ for (i = 1; i < NF; i += 2) s[$i] += $(i + 1) }
-		END { print "dispatches", s["waits"], "kevent_ctl", s["ctl"],
+		END { print "dispatches", s["waits"], "ctl calls", s["ctl"],
 			"entries", s["entries"], "(add", s["add"], "remove",
-			s["remove"], "modify", s["modify"] ") dispatches after 0/1/2/3+ kevent_ctl:",
+			s["remove"], "modify", s["modify"] ") dispatches after 0/1/2/3+ ctl calls:",
 			s["ctl0"] "/" s["ctl1"] "/" s["ctl2"] "/" s["ctl3"],
 			"processes", NR }' /tmp/ctlcount)"
 	rm -f /tmp/ctlcount
