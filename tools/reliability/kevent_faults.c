@@ -55,6 +55,7 @@
  */
 #define STEP_BUDGET_MS	120000
 #define TOTAL_BUDGET_MS	1020000
+static long total_budget_ms = TOTAL_BUDGET_MS;	/* kf_budget=SECONDS */
 #define TOPDIR		"/tmp/kevent-faults"
 #define MAX_KEVENTS	"/proc/sys/user/max_kevents"
 #define MAX_INODES	"/proc/sys/user/max_kevent_inodes"
@@ -1352,14 +1353,27 @@ static int count_fds(void)
 
 /* --- the sweep --------------------------------------------------------- */
 
-static void run_step(const struct step *t)
+/*
+ * A step may take at most twice its share of what is left of the total
+ * budget, so that a slow step does not leave the last ones without faults.
+ */
+static long step_budget_ms(int steps_left)
+{
+	long left = total_budget_ms - kt_since_ms(sweep_start);
+	long share = left > 0 ? 2 * left / steps_left : 0;
+
+	return share < STEP_BUDGET_MS ? share : STEP_BUDGET_MS;
+}
+
+static void run_step(const struct step *t, int steps_left)
 {
 	int fds = count_fds(), kev = probe_kevents(), ino = probe_inodes();
 	unsigned int n, faults = 0;
 	int64_t start = kt_now_ns();
 	long errs[256] = { 0 };
 	char list[256] = "";
-	bool faulty = armed_ok && kt_since_ms(sweep_start) < TOTAL_BUDGET_MS;
+	long budget = step_budget_ms(steps_left);
+	bool faulty = armed_ok && budget > 0;
 
 	cur_step = t->name;
 	step_broken = 0;
@@ -1374,7 +1388,7 @@ static void run_step(const struct step *t)
 		bool inj = false;
 		long ret;
 
-		if (n > 1 && kt_since_ms(start) > STEP_BUDGET_MS) {
+		if (n > 1 && kt_since_ms(start) > budget) {
 			printf("# %s: sweep cut at n=%u by the time budget\n",
 			       t->name, n);
 			break;
@@ -1503,9 +1517,12 @@ int main(void)
 		printf("Bail out! setup: %m\n");
 		return 1;
 	}
+	/* A kernel parameter init does not know reaches it, and us, as such. */
+	if (getenv("kf_budget"))
+		total_budget_ms = atol(getenv("kf_budget")) * 1000;
 	sweep_start = kt_now_ns();
 	for (size_t i = 0; i < nsteps; i++)
-		run_step(&steps[i]);
+		run_step(&steps[i], nsteps - i);
 
 	printf("# Totals: pass:%d fail:%d xfail:0 xpass:0 skip:%d error:0\n",
 	       nr_pass, nr_fail, nr_skip);
