@@ -227,16 +227,11 @@ cmdline+=" test_timeout=${TEST_TIMEOUT:-300} slap_time=${SLAP_TIME:-30s}"
 regress_args=${REGRESS_ARGS:-$(sed -n 's/^\([^#].*\)/:\1/p' "$ROOT/tools/libevent/known-failures" | xargs)}
 [ -n "$regress_args" ] && cmdline+=" regress_args=${regress_args// /,}"
 cmdline+=" -- $mode $backends"
-# ICOUNT=S: QEMU counts instructions (-icount shift=S,sleep=off), so that
-# the guest's clocks, and memcaslap's ops/s, do not depend on what else
-# the host runs. qemu_boot (lib.sh) gets it through a wrapper on PATH,
-# as in bench.sh.
+# ICOUNT=S: QEMU counts instructions (-icount shift=S,sleep=off, through
+# qemu_boot's QEMU_ICOUNT), so that the guest's clocks, and memcaslap's
+# ops/s, do not depend on what else the host runs.
 if [ -n "${ICOUNT:-}" ]; then
-	mkdir -p "$LEV/qemu"
-	printf '#!/bin/sh\nexec %s -icount shift=%d,sleep=off "$@"\n' \
-		"$(command -v qemu-system-x86_64)" "$ICOUNT" >"$LEV/qemu/qemu-system-x86_64"
-	chmod +x "$LEV/qemu/qemu-system-x86_64"
-	PATH=$LEV/qemu:$PATH
+	export QEMU_ICOUNT=$ICOUNT
 	QEMU_MACHINE+=", -icount shift=$ICOUNT,sleep=off"
 fi
 log "booting $kernel ($QEMU_MACHINE; console log: $log)"
