@@ -21,8 +21,10 @@
 #                                     for MIN minutes (default 30) on the
 #                                     debug kernel of CI (build/kunit)
 #
-# The status is non-zero when a run found something (a race, a splat, a
-# leak, a failed test) or did not finish.
+# KF_BUDGET=SECONDS bounds the fault sweep's time (faults and gcov; the
+# sweep's own default is 17 minutes). The status is non-zero when a run
+# found something (a race, a splat, a leak, a failed test) or did not
+# finish.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 tools=$(cd "$(dirname "$0")" && pwd)
@@ -147,6 +149,7 @@ run_faults() {
 	[ -f "$ROOT/tools/reliability/kevent_faults.c" ] ||
 		die "no tools/reliability/kevent_faults.c"
 	KEVENT_TESTS=kevent_faults BOOT_TIMEOUT=${BOOT_TIMEOUT:-3600} \
+		KSFT_CMDLINE=${KF_BUDGET:+kf_budget=$KF_BUDGET} \
 		"$tools/selftests.sh" || true
 	log=$REL/faults.log
 	cp "$REL/selftests.log" "$log"
@@ -209,7 +212,7 @@ run_gcov() {
 	# One boot: KUnit at boot (kunit.enable=1 wins over selftests.sh's
 	# kunit.enable=0), every kselftest and the fault sweep, then init
 	# prints the data of kernel/kevent.
-	KSFT_CMDLINE="kunit.enable=1 gcov_dump=/kernel/kevent/" \
+	KSFT_CMDLINE="kunit.enable=1 gcov_dump=/kernel/kevent/${KF_BUDGET:+ kf_budget=$KF_BUDGET}" \
 		KEVENT_EXTRA_TESTS=kevent_faults BOOT_TIMEOUT=${BOOT_TIMEOUT:-5400} \
 		"$tools/selftests.sh" || true
 	cp "$REL/selftests.log" "$REL/gcov.log"
