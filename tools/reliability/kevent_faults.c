@@ -36,6 +36,7 @@
 #include <poll.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -43,7 +44,7 @@
 
 #define MAX_N		600	/* bound of a step's sweep (the batches need ~150) */
 #define BATCH		130	/* two full chunks of 64 and two entries more */
-#define NSRC		16	/* sources of one step, at most */
+#define NSRC		20	/* sources of one step, at most */
 #define RING		8	/* slots of the rings that must overflow */
 #define AIO_LEN		100
 #define FILE_LEN	(100 * 1024)	/* sendfile: two chunks, with progress */
@@ -331,6 +332,27 @@ static int mk_fifo(struct src *s, uint64_t tag)
 	return s->a < 0 ? -1 : 0;
 }
 
+/*
+ * An epoll file watching a pipe: its ADD takes its own path, through
+ * epoll's loop and depth checks (epoll_nested_add()), between two holds
+ * of the instance mutex.
+ */
+static int mk_epoll(struct src *s, uint64_t tag)
+{
+	struct epoll_event ee = { .events = EPOLLIN };
+	int p[2];
+
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK))
+		return -1;
+	s->c = p[0];
+	s->b = p[1];
+	s->a = epoll_create1(EPOLL_CLOEXEC);
+	if (s->a < 0 || epoll_ctl(s->a, EPOLL_CTL_ADD, s->c, &ee))
+		return -1;
+	fill(s, KEVENT_TYPE_POLL, s->a, POLLIN, KEVENT_REQ_ONESHOT, tag);
+	return 0;
+}
+
 static int mk_eventfd(struct src *s, uint64_t tag)
 {
 	s->a = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -551,6 +573,7 @@ static const struct srcops
 	S_PIPE = { "poll-pipe", R_POLL, mk_pipe, fire_b, any_event, NULL },
 	S_FIFO = { "poll-fifo", R_POLL, mk_fifo, fire_b, any_event, NULL },
 	S_EVFD = { "poll-eventfd", R_POLL, mk_eventfd, fire_eventfd, any_event, NULL },
+	S_EPOLL = { "poll-epoll", R_POLL, mk_epoll, fire_b, any_event, NULL },
 	S_TIMER = { "timer", R_USER, mk_timer, nop, chk_count, NULL },
 	S_INODE = { "inode", R_INODE, mk_inode, fire_inode, chk_inode, NULL },
 	S_TCP = { "socket-tcp", R_SOCK, mk_tcp, fire_b, chk_sock, NULL },
@@ -1252,7 +1275,8 @@ static void check_close(const struct step *t, long ret, bool inj)
 	st_close(&S);
 }
 
-#define ALL_SOURCES &S_USER, &S_PIPE, &S_FIFO, &S_EVFD, &S_TIMER, &S_INODE, \
+#define ALL_SOURCES &S_USER, &S_PIPE, &S_FIFO, &S_EVFD, &S_EPOLL, &S_TIMER, \
+	&S_INODE, \
 	&S_TCP, &S_UDP, &S_UNIX, &S_LISTEN, &S_SIGNAL, &S_ARECV_TCP, \
 	&S_ARECV_UNIX, &S_ASEND_TCP, &S_ASEND_UNIX, &S_SENDFILE
 #define ADD(src) { "add-" #src, prep_sources, call_add, check_add, E_CTL, \
@@ -1267,7 +1291,8 @@ static const struct step steps[] = {
 	{ "init-ring-4096", prep_none, call_init, check_init, E_INIT, 4096, 0, {} },
 	{ "mmap-ring", prep_inst, call_mmap, check_mmap, E_MMAP, 64, 0, {} },
 	{ "mmap-ring-post", prep_inst, call_mmap, check_mmap, E_MMAP, 64, KEVENT_RING_POST, {} },
-	ADD(USER), ADD(PIPE), ADD(FIFO), ADD(EVFD), ADD(TIMER), ADD(INODE),
+	ADD(USER), ADD(PIPE), ADD(FIFO), ADD(EVFD), ADD(EPOLL), ADD(TIMER),
+	ADD(INODE),
 	ADD(TCP), ADD(UDP), ADD(UNIX), ADD(LISTEN), ADD(SIGNAL),
 	ADD(ARECV_TCP), ADD(ARECV_UNIX), ADD(ASEND_TCP), ADD(ASEND_UNIX),
 	ADD(SENDFILE),
@@ -1288,8 +1313,8 @@ static const struct step steps[] = {
 	{ "remove-every-type", prep_registered, call_remove, check_remove, E_CTL,
 	  0, 0, { ALL_SOURCES } },
 	{ "modify-every-type", prep_registered, call_modify, check_modify, E_CTL,
-	  0, 0, { &S_USER, &S_PIPE, &S_FIFO, &S_EVFD, &S_TCP, &S_UDP, &S_UNIX,
-		  &S_LISTEN, &S_SIGNAL } },
+	  0, 0, { &S_USER, &S_PIPE, &S_FIFO, &S_EVFD, &S_EPOLL, &S_TCP, &S_UDP,
+		  &S_UNIX, &S_LISTEN, &S_SIGNAL } },
 	{ "get-events", prep_fired, call_get, check_delivery, E_GET, 0, 0,
 	  { ALL_SOURCES } },
 	{ "get-events-sigmask", prep_fired, call_get, check_delivery, E_GET, 0, 1,
