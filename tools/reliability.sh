@@ -259,15 +259,17 @@ run_soak() {
 	# The stress tests' own counts (their TH_LOG lines), added up.
 	awk '
 		/soak round/ { rounds++ }
+		# TH_LOG glues "file:line:test:" to the first number.
+		function num(t) { sub(/.*:/, "", t); return t + 0 }
 		/ triggers, .* counted in .* events/ {
 			for (i = 1; i < NF; i++) {
-				if ($(i + 1) == "triggers,") trig += $i
-				if ($(i + 1) == "events,") ev += $i
+				if ($(i + 1) == "triggers,") trig += num($i)
+				if ($(i + 1) == "events,") ev += num($i)
 			}
 		}
 		/ ADD\/.* REMOVE\// {
 			for (i = 1; i < NF; i++)
-				if ($i ~ /^[0-9]+$/ && $(i + 1) ~ /^(ADD|REMOVE|MODIFY|TRIGGER)/) ops += $i
+				if ($(i + 1) ~ /^(ADD|REMOVE|MODIFY|TRIGGER)/) ops += num($i)
 		}
 		END { printf "soak: %d runs of the stress tests (x86_64 and i386); %d triggers, %d events counted; %d ctl operations in the churn tests\n", rounds + 1, trig, ev, ops }
 	' "$log"
