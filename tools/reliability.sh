@@ -127,6 +127,13 @@ fault_sites() {
 	' "$1"
 }
 
+# guest_summary LOG NAME: the guest's last "kselftest: N passed, N failed"
+# line, under NAME.
+guest_summary() {
+	grep -aoE 'kselftest: [0-9]+ passed, [0-9]+ failed' "$1" | tail -n 1 |
+		sed "s/^/$2: /"
+}
+
 # KCSAN prints "BUG: KCSAN: data-race in A / B" once per report.
 kcsan_reports() {
 	cat "$@" 2>/dev/null | grep -aoE 'BUG: KCSAN: [a-z-]+ in .*' |
@@ -165,8 +172,7 @@ run_faults() {
 		status=1
 	}
 	fault_sites "$log"
-	grep -aoE 'kselftest: [0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1 |
-		sed 's/^/faults: /'
+	guest_summary "$log" faults
 	grep -aqE 'kselftest: [0-9]+ passed, 0 failed' "$log" || status=1
 	leaks=$(grep -acE 'kmemleak: .*new suspected memory leak' "$log" || true)
 	echo "faults: kmemleak reports: $leaks"
@@ -226,8 +232,7 @@ run_gcov() {
 	grep -aE '^\[ *[0-9.]+\] +# Totals: pass:' "$REL/gcov.log" | awk '
 		{ for (i = 1; i <= NF; i++) if (split($i, kv, ":") == 2 && kv[1] ~ /^(pass|fail|skip)$/) t[kv[1]] += kv[2] }
 		END { printf "gcov: KUnit at boot: %d passed, %d failed, %d skipped\n", t["pass"], t["fail"], t["skip"] }'
-	grep -aoE 'kselftest: [0-9]+ passed, [0-9]+ failed' "$REL/gcov.log" | tail -n 1 |
-		sed 's/^/gcov: /'
+	guest_summary "$REL/gcov.log" gcov
 	kobj=$REL/kunit/kernel/kevent
 	out=$REL/gcov
 	rm -rf "$out" "$kobj"/*.gcda
@@ -273,7 +278,7 @@ run_soak() {
 		}
 		END { printf "soak: %d runs of the stress tests (x86_64 and i386); %d triggers, %d events counted; %d ctl operations in the churn tests\n", rounds + 1, trig, ev, ops }
 	' "$log"
-	grep -aoE 'kselftest: [0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1 | sed 's/^/soak: /'
+	guest_summary "$log" soak
 	if find_splats "$log"; then
 		echo "soak: kernel splats above"
 		status=1
