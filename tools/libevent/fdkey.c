@@ -1,19 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * fdkey: what a KEVENT_TYPE_POLL registration's key, the fd number alone,
- * means after close() while a dup() keeps the file open, next to epoll,
- * whose key is the (file, fd) pair. Run in the guest by tools/libevent.sh;
- * it prints what it sees and exits 0 (it documents, it does not judge).
+ * fdkey: what a KEVENT_TYPE_POLL registration's key, the fd number, means
+ * after close() while a dup() keeps the file open, next to epoll, whose
+ * key is the (file, fd) pair. Run in the guest by tools/libevent.sh; it
+ * prints what it sees and exits 0 (it documents, it does not judge;
+ * the kselftests kevent_poll_test and kevent_socket_test judge).
  *
  *   1. pipe A is registered under its read end's number N; dup() keeps
  *      A open; close(N); a new pipe B gets the number N again.
- *   2. ADD of N (pipe B) fails with EEXIST: the number names A's
- *      registration. epoll: EPOLL_CTL_ADD of B succeeds.
- *   3. MODIFY of N succeeds, and changes A's registration: data written
- *      to B is not reported, data written to A is, under B's number.
- *      epoll: EPOLL_CTL_MOD of B fails with ENOENT, which tells the
- *      caller to ADD.
- * A library that meets 2 can REMOVE and ADD; 3 it cannot detect.
+ *   2. ADD of N (pipe B) succeeds and replaces A's registration, which
+ *      the number no longer names. epoll: EPOLL_CTL_ADD of B succeeds
+ *      too, and A's registration stays, out of reach.
+ *   3. MODIFY of N is answered as epoll's EPOLL_CTL_MOD is: ENOENT while
+ *      A's registration is the one under N (run here after 2, it finds
+ *      B's, which succeeds). Data written to A is not reported any more.
+ * Before kevent checked the key's file, 2 failed with EEXIST and 3
+ * changed A's registration: the case tools/libevent/reopen.c tests.
  */
 #define _GNU_SOURCE
 #include <errno.h>

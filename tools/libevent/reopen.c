@@ -3,10 +3,11 @@
  * reopen: an fd number closed and reused between two dispatches, with
  * its old file kept open by a dup(), through libevent. Correct libevent
  * use (event_del() before close()), yet a backend that sends the kernel
- * a MODIFY for "read off, write on" changes the old file's registration
- * when the key is the fd number alone (tools/libevent/fdkey.c, case 3):
- * the new socket's EV_WRITE never comes. epoll keys on (file, fd) and
- * answers ENOENT, which makes libevent ADD.
+ * a MODIFY for "read off, write on" would change the old file's
+ * registration if the kernel took the fd number alone for the key
+ * (tools/libevent/fdkey.c, case 3): the new socket's EV_WRITE would
+ * never come. kevent, as epoll, answers such a MODIFY with ENOENT, which
+ * makes the backend ADD.
  *
  * Run by tools/libevent/init.sh with each backend; exits 0 when the
  * write callback ran within a second.

@@ -62,15 +62,6 @@ static long total_budget_ms = TOTAL_BUDGET_MS;	/* kf_budget=SECONDS */
 #define MAX_INODES	"/proc/sys/user/max_kevent_inodes"
 #define PROBE_LIMIT	16
 
-/* kevent_util.h wraps three of the four calls. */
-static inline long sys_kevent_wait(int fd, unsigned int min_nr,
-				   const void *timeout, const void *sig)
-{
-	long ret = syscall(__NR_kevent_wait, fd, min_nr, timeout, sig);
-
-	return ret < 0 ? -errno : ret;
-}
-
 /* --- fault injection --------------------------------------------------- */
 
 static int nth_fd = -1;		/* /proc/thread-self/fail-nth, opened once */
