@@ -5,9 +5,11 @@
 # with the run's fragments appended, into build/rel/NAME/kunit. Figures
 # are printed last; logs stay in build/rel/NAME.
 #
-#   tools/reliability.sh kcsan        KCSAN (kunit/kcsan.config): the KUnit
+#   tools/reliability.sh kcsan [MIN]  KCSAN (kunit/kcsan.config): the KUnit
 #                                     suites, then the stress and AIO
-#                                     kselftests; every data race reported
+#                                     kselftests (with MIN, again and
+#                                     again for MIN minutes, as soak);
+#                                     every data race reported
 #   tools/reliability.sh faults       fault injection (kunit/faults.config
 #                                     + gcov.config, build/rel/fg): the
 #                                     sweep of tools/reliability/
@@ -141,13 +143,16 @@ kcsan_reports() {
 }
 
 run_kcsan() {
-	local status=0 logs n distinct kev
+	local minutes=${1:-} status=0 logs n distinct kev soak=()
 	use_kernel kcsan kcsan
 	# kunit.sh and selftests.sh fail on KCSAN's "BUG:" lines too; the
 	# figures below say which reports they were.
 	"$tools/kunit.sh" 'kevent*' || status=1
-	KEVENT_TESTS="kevent_stress_test kevent_aio_test" "$tools/selftests.sh" ||
-		status=1
+	[ -n "$minutes" ] && soak=(KSFT_CMDLINE="ksft_soak=$((minutes * 60))"
+		BOOT_TIMEOUT=$((minutes * 60 + 1200)))
+	env "${soak[@]}" KEVENT_TESTS="kevent_stress_test kevent_aio_test" \
+		"$tools/selftests.sh" || status=1
+	[ -n "$minutes" ] && soak_figures "$REL/selftests.log" kcsan
 	logs=("$REL/kunit/test.log" "$REL/selftests.log")
 	n=$(cat "${logs[@]}" 2>/dev/null | grep -acE 'BUG: KCSAN:' || true)
 	distinct=$(kcsan_reports "${logs[@]}" | wc -l)
@@ -261,8 +266,21 @@ run_soak() {
 	mkdir -p "$BUILD/rel/soak"
 	log=$BUILD/rel/soak/soak.log
 	cp "$BUILD/selftests.log" "$log"
-	# The stress tests' own counts (their TH_LOG lines), added up.
-	awk '
+	soak_figures "$log" soak
+	guest_summary "$log" soak
+	if find_splats "$log"; then
+		echo "soak: kernel splats above"
+		status=1
+	else
+		echo "soak: no splat"
+	fi
+	[ "$status" = 0 ]
+}
+
+# soak_figures LOG PREFIX: the stress tests' own counts (their TH_LOG
+# lines) over the rounds of a ksft_soak= boot, added up.
+soak_figures() {
+	awk -v prefix="$2" '
 		/soak round/ { rounds++ }
 		# TH_LOG glues "file:line:test:" to the first number.
 		function num(t) { sub(/.*:/, "", t); return t + 0 }
@@ -276,20 +294,12 @@ run_soak() {
 			for (i = 1; i < NF; i++)
 				if ($(i + 1) ~ /^(ADD|REMOVE|MODIFY|TRIGGER)/) ops += num($i)
 		}
-		END { printf "soak: %d runs of the stress tests (x86_64 and i386); %d triggers, %d events counted; %d ctl operations in the churn tests\n", rounds + 1, trig, ev, ops }
-	' "$log"
-	guest_summary "$log" soak
-	if find_splats "$log"; then
-		echo "soak: kernel splats above"
-		status=1
-	else
-		echo "soak: no splat"
-	fi
-	[ "$status" = 0 ]
+		END { printf "%s: %d runs of the stress tests (x86_64 and i386); %d triggers, %d events counted; %d ctl operations in the churn tests\n", prefix, rounds + 1, trig, ev, ops }
+	' "$1"
 }
 
 case $mode in
-kcsan) run_kcsan ;;
+kcsan) run_kcsan "${2:-}" ;;
 faults) run_faults ;;
 gcov) run_gcov ;;
 soak) run_soak "${2:-30}" ;;
