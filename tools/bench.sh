@@ -56,7 +56,9 @@
 #                           function profiler on (a kernel built with
 #                           FUNCTION_PROFILER and FUNCTION_GRAPH_TRACER):
 #                           calls and ns per event of the wait and wakeup
-#                           paths' kernel functions
+#                           paths' kernel functions; with BENCH_TCP
+#                           naming S2, also one profiled S2 run per TCP
+#                           back end, the server's CPU only
 #   BENCH_ICOUNT=           a number S: QEMU counts instructions
 #                           (-icount shift=S,sleep=off; one vCPU thread
 #                           runs both vCPUs): the guest's clocks advance
@@ -87,11 +89,16 @@ CC=${CC:-gcc}
 timeout_s=${BENCH_TIMEOUT:-1800}
 
 [ -f "$BZIMAGE" ] || die "no kernel $BZIMAGE"
-if [ ! -f "$KDIR/usr/include/linux/kevent.h" ]; then
-	need_tree
+# The headers of the kernel measured, brought up to date (a UAPI change
+# since they were installed would otherwise build the programs against
+# the old ones).
+# The tree that built it is $KDIR/source (kbuild's link for O= builds).
+if [ -d "$KDIR/source" ]; then
 	log "installing UAPI headers into $KDIR/usr/include"
-	make -s -C "$TREE" ARCH=x86_64 O="$KDIR" headers
+	make -s -C "$(realpath "$KDIR/source")" ARCH=x86_64 O="$KDIR" headers
 fi
+[ -f "$KDIR/usr/include/linux/kevent.h" ] || die "no UAPI headers in $KDIR"
+
 
 mkdir -p "$OUT"
 # Boot a copy: the build directory may be rebuilt while the guest runs,

@@ -150,5 +150,8 @@ int profile_open(const char *filter);
 void profile_start(void);
 void profile_stop_print(const char *label, unsigned long long events,
 			double ns, int top);
+/* The same, counting CPU @cpu's calls only (-1: all CPUs). */
+void profile_stop_print_cpu(const char *label, unsigned long long events,
+			    double ns, int top, int cpu);
 
 #endif /* KEVENT_BENCH_H */

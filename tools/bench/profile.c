@@ -125,6 +125,13 @@ static int by_time(const void *a, const void *b)
 void profile_stop_print(const char *label, unsigned long long events,
 			double ns, int top)
 {
+	profile_stop_print_cpu(label, events, ns, top, -1);
+}
+
+void profile_stop_print_cpu(const char *label, unsigned long long events,
+			    double ns, int top, int cpu)
+{
+	char only[32];
 	unsigned long long calls = 0;
 	static struct func f[MAX_FUNCS];
 	char path[300];
@@ -137,8 +144,10 @@ void profile_stop_print(const char *label, unsigned long long events,
 	d = opendir(TRACEFS "/trace_stat");
 	if (!d)
 		return;
+	snprintf(only, sizeof(only), "function%d", cpu);
 	while ((de = readdir(d)))
-		if (!strncmp(de->d_name, "function", 8)) {
+		if (!strncmp(de->d_name, "function", 8) &&
+		    (cpu < 0 || !strcmp(de->d_name, only))) {
 			snprintf(path, sizeof(path), TRACEFS "/trace_stat/%s",
 				 de->d_name);
 			n = profile_read_cpu(path, f, n);

@@ -94,12 +94,19 @@ struct tcp_backend {
 
 /* The back ends, each in its file; tcp_bench.c lists them. */
 extern const struct tcp_backend tcp_epoll_lt, tcp_epoll_et, tcp_uring,
-	tcp_uring_tw, tcp_kevent_post, tcp_kevent_aio;
+	tcp_uring_tw, tcp_kevent_post, tcp_kevent_aio, tcp_kevent_recv;
 
 /* tcp_server.c, for the back ends. */
 void srv_begin(struct srv *s);
 static inline bool srv_done(const struct srv *s) { return s->units >= s->want; }
 struct conn *srv_accepted(struct srv *s, int fd);
+/*
+ * accept4() @backlog connections (at least one, until EAGAIN: the count
+ * is the accept queue's when the event was made), each counted as ctl,
+ * passed to srv_accepted() and then to @added. Returns how many.
+ */
+int srv_accept_backlog(struct srv *s, uint32_t backlog, const char *who,
+		       void (*added)(void *arg, int fd), void *arg);
 /* Check @len bytes of @c's stream; returns the reply's length, in c->out. */
 size_t srv_input(struct srv *s, struct conn *c, const void *data, size_t len);
 /* @c's stream ended: the caller closes the fd (and counts the call). */

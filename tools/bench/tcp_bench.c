@@ -69,6 +69,7 @@ static const struct tcp_backend *const tcp_backends[] = {
 	&tcp_uring_tw,
 	&tcp_kevent_post,
 	&tcp_kevent_aio,
+	&tcp_kevent_recv,
 };
 #define NR_BE ((int)(sizeof(tcp_backends) / sizeof(tcp_backends[0])))
 
@@ -87,6 +88,7 @@ static struct {
 	int s1_conns, s1_size;
 	long long s1_msgs;
 	int s3_conns, s3_k;
+	bool profile;		/* bench_profile=1: a profiled S2 run */
 } tc;
 
 /* ------------------------------------------------------------------ */
@@ -406,6 +408,46 @@ static void bench_config(const struct tcp_run *run, const char *cfg)
 	print_tcp_table(cfg, s, have, tc.reps);
 }
 
+/*
+ * bench_profile=1: after the timed runs, one S2 run per back end (the
+ * first connection count and M) with ftrace's function profiler on, the
+ * server's CPU (0) only: where its kernel time goes, per message. Needs
+ * the profiling kernel (BENCH_CONFIG=profile); the tracer's cost is in
+ * every figure, so compare its rows with each other only.
+ */
+static const char tcp_profile_filter[] =
+	"__x64_sys_* ksys_read ksys_write do_epoll_wait ep_* "
+	"kevent_* __kevent_* io_* __io_* sock_recvmsg sock_sendmsg "
+	"tcp_recvmsg tcp_sendmsg tcp_v4_rcv __tcp_transmit_skb "
+	"schedule __wake_up* try_to_wake_up";
+
+static void bench_tcp_profile(void)
+{
+	struct tcp_run run = {
+		.scn = TCP_S2, .conns = tc.conns[0], .active = tc.m[0],
+		.msgs = tc.msgs / tc.m[0] * tc.m[0], .rbuf = 4096,
+		.seed = 0x9e3779b97f4a7c15ull,
+	};
+	struct tcp_result r;
+	char label[96];
+	int b;
+
+	printf("\nprofile, S2 echo: %d conns, M=%d, server CPU only\n",
+	       run.conns, run.active);
+	if (profile_open(tcp_profile_filter))
+		return;
+	for (b = 0; b < NR_BE; b++) {
+		if (!tc.run[b] || !(tcp_backends[b]->scenarios & 1 << TCP_S2))
+			continue;
+		snprintf(label, sizeof(label), "%s", tcp_backends[b]->name);
+		bench_step(label);
+		profile_start();
+		r = run_one(tcp_backends[b], &run);
+		profile_stop_print_cpu(label, run.msgs,
+				       (double)r.cpu_ns / run.msgs, 40, 0);
+	}
+}
+
 /* ------------------------------------------------------------------ */
 /* Settings                                                            */
 /* ------------------------------------------------------------------ */
@@ -454,6 +496,7 @@ static bool tcp_configure(void)
 	tc.s1_msgs = parse_int("bench_tcp_s1_msgs", 4000);
 	tc.s3_conns = parse_int("bench_tcp_s3_conns", 2000);
 	tc.s3_k = parse_int("bench_tcp_s3_k", 16);
+	tc.profile = parse_int("bench_profile", 0) > 0;
 	if (tc.reps < 1 || tc.reps > TCP_MAX_REPS)
 		fail("bench_tcp_reps: 1 to %d", TCP_MAX_REPS);
 	if (tc.s1_size < 8 || tc.s1_size % 8 || tc.s1_conns < 1 ||
@@ -578,4 +621,6 @@ void bench_tcp(void)
 		bench_config(&run, cfg);
 	}
 	print_tcp_summary();
+	if (tc.profile && tc.scn[TCP_S2])
+		bench_tcp_profile();
 }

@@ -131,23 +131,14 @@ static void kv_watch(struct kv *k, int fd, uint32_t events)
 		   kv_cookie(k->s, fd));
 }
 
+static void kv_added(void *arg, int fd)
+{
+	kv_watch(arg, fd, KEVENT_SOCKET_RECV);
+}
+
 static void kv_accept(struct kv *k, uint32_t backlog)
 {
-	struct srv *s = k->s;
-
-	/* At least one: the count is the queue's when the event was made. */
-	do {
-		int fd = COUNTED(ctl, accept4(s->lfd, NULL, NULL,
-					      SOCK_NONBLOCK | SOCK_CLOEXEC));
-
-		if (fd < 0) {
-			if (errno == EAGAIN)
-				return;
-			fail("kevent server: accept4: %s", strerror(errno));
-		}
-		srv_accepted(s, fd);
-		kv_watch(k, fd, KEVENT_SOCKET_RECV);
-	} while (--backlog > 0);
+	srv_accept_backlog(k->s, backlog, "kevent", kv_added, k);
 }
 
 static void kv_receive(struct kv *k, int fd)

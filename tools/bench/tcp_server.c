@@ -44,6 +44,28 @@ struct conn *srv_accepted(struct srv *s, int fd)
 	return c;
 }
 
+int srv_accept_backlog(struct srv *s, uint32_t backlog, const char *who,
+		       void (*added)(void *arg, int fd), void *arg)
+{
+	int n = 0;
+
+	/* At least one: the count is the queue's when the event was made. */
+	do {
+		int fd = COUNTED(ctl, accept4(s->lfd, NULL, NULL,
+					      SOCK_NONBLOCK | SOCK_CLOEXEC));
+
+		if (fd < 0) {
+			if (errno == EAGAIN)
+				break;
+			fail("%s server: accept4: %s", who, strerror(errno));
+		}
+		srv_accepted(s, fd);
+		added(arg, fd);
+		n++;
+	} while (--backlog > 0);
+	return n;
+}
+
 /*
  * S1: the stream of words tcp_stream_word(id, 0), (id, 1), ... The first
  * word names the connection. Whole aligned words are compared at once;

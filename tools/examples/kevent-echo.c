@@ -2,12 +2,13 @@
 /*
  * kevent-echo: an echo server whose one event loop waits on kevent
  * (KEVENT_TYPE_POLL, or KEVENT_TYPE_SOCKET), the same server on epoll,
- * and one on completions (KEVENT_TYPE_AIO), each driven by a load
- * generator in the same program.
+ * one on completions (KEVENT_TYPE_AIO), and one on multishot receives
+ * with batched sends (kevent_submit()), each driven by a load generator
+ * in the same program.
  *
  *   kevent-echo [-t] [-c CLIENTS] [-n MESSAGES] [-s SIZE] [-b BACKEND]
  *
- *   BACKEND: kevent, kevent-socket, kevent-aio or epoll
+ *   BACKEND: kevent, kevent-socket, kevent-aio, kevent-recv or epoll
  *   -t   loopback TCP (127.0.0.1) instead of AF_UNIX stream sockets
  *   -c   client processes (default 4), each with its own connection
  *   -n   messages per client (default 200), each echoed before the next
@@ -28,7 +29,12 @@
  * for POLLOUT instead of POLLIN until the rest is out (KEVENT_CTL_MODIFY,
  * or EPOLL_CTL_MOD). Closing a connection removes its registration. The
  * kevent-aio server instead keeps one receive or send in flight per
- * connection and is told when it has completed (serve_aio()).
+ * connection and is told when it has completed (serve_aio()). The
+ * kevent-recv server (serve_recv()) has one multishot receive per
+ * connection (KEVENT_AIO_RECV_MULTI) into a buffer ring shared by all,
+ * and echoes each buffer received with a KEVENT_CTL_SEND change; the
+ * changes of a batch go in the kevent_submit() that waits for the next
+ * events, on a posted ring.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -43,6 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -173,11 +180,13 @@ static int ep_wait(int efd, struct ready *r, int max, int ms)
 }
 
 static int serve_aio(int lfd, int clients);
+static int serve_recv(int lfd, int clients);
 
 static const struct loop_ops loops[] = {
 	{ "kevent", kev_init, kev_watch, kev_wait, NULL },
 	{ "kevent-socket", kev_init, ksock_watch, ksock_wait, NULL },
 	{ "kevent-aio", NULL, NULL, NULL, serve_aio },
+	{ "kevent-recv", NULL, NULL, NULL, serve_recv },
 	{ "epoll", ep_init, ep_watch, ep_wait, NULL },
 };
 #define NR_LOOPS	((int)(sizeof(loops) / sizeof(loops[0])))
@@ -400,6 +409,358 @@ out:
 	return closed == clients ? 0 : -1;
 }
 
+/*
+ * The same server on multishot receives (KEVENT_AIO_RECV_MULTI) and
+ * batched sends, through kevent_submit() on a posted ring. Each
+ * connection has one receive that takes buffers from a buffer ring
+ * shared by all of them; each buffer received is echoed with a
+ * KEVENT_CTL_SEND change, in order, one at a time per connection (what
+ * a socket cannot take at once is sent by the kernel, and its completion
+ * is an event), and goes back to the ring once all of it is sent. The
+ * changes of a batch (receives to start or trigger, sends) go in the
+ * kevent_submit() that waits for the next events. The end of a stream
+ * ends its receive; the connection is closed once its echoes are out.
+ */
+#define RECV_RING	256	/* event slots */
+#define RECV_BUFS	64	/* buffers of the buffer ring, a power of two */
+#define RECV_BUF	16384	/* bytes each */
+#define RECV_BATCH	256	/* changes per kevent_submit() */
+#define RECV_TAG	0	/* KEVENT_AIO_ID() tags */
+#define SEND_TAG	1
+
+struct rconn {
+	bool open;
+	bool eof;		/* its receive ended: close once echoed */
+	bool stalled;		/* -ENOBUFS, and no data since */
+	bool busy;		/* the first buffer's send is under way */
+	int first, last;	/* its buffers to echo, in order; -1: none */
+};
+
+struct recv_srv {
+	int efd;
+	struct kevent_ring *ring;
+	struct kevent_buf_ring *br;
+	uint32_t br_tail;	/* our copy of the buffer ring's tail */
+	char *bufs;
+	uint32_t len[RECV_BUFS];	/* bytes received in each buffer */
+	int next[RECV_BUFS];		/* the next buffer of its connection */
+	struct rconn *c;	/* indexed by fd */
+	int nr_c, nr_stalled, returned, closed;
+	bool waited;		/* the last kevent_submit() could sleep */
+	/* Two arrays of changes: results of one are handled into the other. */
+	struct kevent_change chg[2][RECV_BATCH];
+	int cur, nchg;
+};
+
+static struct rconn *rconn_get(struct recv_srv *r, int fd)
+{
+	if (fd >= r->nr_c) {
+		int n = fd + 64;
+		struct rconn *c = realloc(r->c, n * sizeof(*c));
+
+		if (!c)
+			return NULL;
+		memset(c + r->nr_c, 0, (n - r->nr_c) * sizeof(*c));
+		r->c = c;
+		r->nr_c = n;
+	}
+	return &r->c[fd];
+}
+
+static int recv_submit(struct recv_srv *r, unsigned int min_nr);
+
+static struct kevent_change *recv_change(struct recv_srv *r)
+{
+	/* A full batch goes on its own, without waiting. */
+	if (r->nchg == RECV_BATCH && recv_submit(r, 0) < 0)
+		return NULL;
+	return &r->chg[r->cur][r->nchg++];
+}
+
+static void recv_buf_put(struct recv_srv *r, int bid)
+{
+	kevent_buf_ring_add(r->br, RECV_BUFS - 1, &r->br_tail,
+			    r->bufs + (size_t)bid * RECV_BUF, RECV_BUF, bid);
+	r->returned++;
+}
+
+/* Change @cmd (ADD, TRIGGER) of @fd's receive. */
+static int recv_rearm(struct recv_srv *r, uint32_t cmd, int fd)
+{
+	struct kevent_change *ch = recv_change(r);
+
+	if (!ch)
+		return -1;
+	kevent_change_recv_multi(ch, cmd, fd, RECV_TAG, r->br, RECV_BUFS, fd);
+	return 0;
+}
+
+/*
+ * @fd's next step: send its first buffer if none is under way, or close
+ * it once its stream ended and all is echoed.
+ */
+static int recv_next(struct recv_srv *r, int fd)
+{
+	struct rconn *c = &r->c[fd];
+	struct kevent_change *ch;
+
+	if (c->busy)
+		return 0;
+	if (c->first >= 0) {
+		ch = recv_change(r);
+		if (!ch)
+			return -1;
+		kevent_change_send(ch, fd, SEND_TAG,
+				   r->bufs + (size_t)c->first * RECV_BUF,
+				   r->len[c->first], fd);
+		c->busy = true;
+		return 0;
+	}
+	if (c->eof) {
+		close(fd);	/* its receive is over: nothing holds it */
+		c->open = false;
+		r->closed++;
+	}
+	return 0;
+}
+
+/* @fd's first buffer is echoed: back to the ring, and on to the next. */
+static int recv_sent(struct recv_srv *r, int fd)
+{
+	struct rconn *c = &r->c[fd];
+	int bid = c->first;
+
+	if (!c->busy || bid < 0) {
+		fprintf(stderr, "kevent-recv: fd %d: a send that was not made\n",
+			fd);
+		return -1;
+	}
+	c->busy = false;
+	c->first = r->next[bid];
+	if (c->first < 0)
+		c->last = -1;
+	recv_buf_put(r, bid);
+	return recv_next(r, fd);
+}
+
+/* One change's result; a send done whole echoes the next buffer. */
+static int recv_result(struct recv_srv *r, const struct kevent_change *ch)
+{
+	const struct ukevent *uk = &ch->ev;
+	int fd = (uint32_t)uk->id;
+
+	if (uk->ret_error) {
+		fprintf(stderr, "kevent-recv: change %u on fd %d: %s\n",
+			ch->cmd, fd, strerror(-uk->ret_error));
+		return -1;
+	}
+	if (ch->cmd != KEVENT_CTL_SEND || (uk->ret_flags & KEVENT_RET_MORE))
+		return 0;	/* a queued rest: its completion will say */
+	if (uk->ret_data != uk->args[1]) {
+		fprintf(stderr, "kevent-recv: fd %d: %llu of %llu bytes sent\n",
+			fd, (unsigned long long)uk->ret_data,
+			(unsigned long long)uk->args[1]);
+		return -1;
+	}
+	return recv_sent(r, fd);
+}
+
+/*
+ * Carry out the batch's changes and wait until the ring holds @min_nr
+ * events, or IDLE_MS. Returns what kevent_submit() returned, or -1.
+ */
+static int recv_submit(struct recv_srv *r, unsigned int min_nr)
+{
+	struct __kernel_timespec to = kevent_ms(IDLE_MS);
+	struct kevent_change *chg = r->chg[r->cur];
+	struct kevent_submit sub;
+	int i, n, ret;
+
+	/*
+	 * A send done whole makes no event: were a connection's next buffer
+	 * waiting for it, the call must not sleep before the next send.
+	 */
+	for (i = 0; min_nr && i < r->nchg; i++)
+		if (chg[i].cmd == KEVENT_CTL_SEND &&
+		    r->next[r->c[(uint32_t)chg[i].ev.id].first] >= 0)
+			min_nr = 0;
+	r->waited = min_nr;
+	kevent_buf_ring_publish(r->br, r->br_tail);
+	kevent_submit_set(&sub, chg, r->nchg, min_nr, &to, NULL);
+	ret = kevent_submit(r->efd, &sub);
+	if (ret < 0 && errno != EINTR) {
+		perror("kevent-recv: kevent_submit");
+		return -1;
+	}
+	/* The results may make changes: into the other array. */
+	n = r->nchg;
+	r->cur ^= 1;
+	r->nchg = 0;
+	for (i = 0; i < n; i++)
+		if (recv_result(r, &chg[i]))
+			return -1;
+	return ret < 0 ? 0 : ret;
+}
+
+static int recv_accept(struct recv_srv *r, int lfd)
+{
+	struct rconn *c;
+	int fd;
+
+	while ((fd = accept4(lfd, NULL, NULL,
+			     SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+		c = rconn_get(r, fd);
+		if (!c)
+			return -1;
+		*c = (struct rconn){ .open = true, .first = -1, .last = -1 };
+		if (recv_rearm(r, KEVENT_CTL_ADD, fd))
+			return -1;
+	}
+	return errno == EAGAIN ? 0 : -1;
+}
+
+static int recv_event(struct recv_srv *r, const struct ukevent *ev)
+{
+	int fd = (uint32_t)ev->user_data;
+	struct rconn *c = fd < r->nr_c ? &r->c[fd] : NULL;
+	uint32_t bytes = KEVENT_AIO_RECV_BYTES(ev->ret_data);
+	uint32_t bid = KEVENT_AIO_RECV_BUF(ev->ret_data);
+
+	if (!c || !c->open) {
+		fprintf(stderr, "kevent-recv: event for fd %d, not open\n", fd);
+		return -1;
+	}
+	if (ev->ret_flags & KEVENT_RET_BROKEN) {
+		fprintf(stderr, "kevent-recv: %s on fd %d: %s\n",
+			ev->event == KEVENT_AIO_SEND ? "send" : "receive", fd,
+			strerror(-ev->ret_error));
+		return -1;
+	}
+	if (ev->event == KEVENT_AIO_SEND)	/* the rest of a send is out */
+		return recv_sent(r, fd);
+	if (ev->ret_error == -ENOBUFS) {
+		/* Triggered once buffers went back, until it has data. */
+		if (!c->stalled)
+			r->nr_stalled++;
+		c->stalled = true;
+		return 0;
+	}
+	if (c->stalled)
+		r->nr_stalled--;
+	c->stalled = false;
+	if (!(ev->ret_flags & KEVENT_RET_MORE)) {
+		c->eof = true;		/* the receive is gone */
+		return recv_next(r, fd);
+	}
+	if (!bytes || bid >= RECV_BUFS) {
+		fprintf(stderr, "kevent-recv: fd %d: %u bytes in buffer %u\n",
+			fd, bytes, bid);
+		return -1;
+	}
+	/* Echoed in the order received. */
+	r->len[bid] = bytes;
+	r->next[bid] = -1;
+	if (c->last >= 0)
+		r->next[c->last] = bid;
+	else
+		c->first = bid;
+	c->last = bid;
+	return recv_next(r, fd);
+}
+
+/*
+ * A receive stopped by -ENOBUFS is triggered each time buffers went
+ * back, until it reports data: a trigger that finds the ring emptied
+ * again by the others reports nothing, and leaves it stopped.
+ */
+static int recv_trigger_stalled(struct recv_srv *r)
+{
+	int fd;
+
+	if (!r->nr_stalled || !r->returned)
+		return 0;
+	r->returned = 0;
+	for (fd = 0; fd < r->nr_c; fd++)
+		if (r->c[fd].open && r->c[fd].stalled &&
+		    recv_rearm(r, KEVENT_CTL_TRIGGER, fd))
+			return -1;
+	return 0;
+}
+
+static int serve_recv(int lfd, int clients)
+{
+	struct recv_srv *r = calloc(1, sizeof(*r));
+	struct ukevent *slots;
+	uint32_t tail, head;
+	int i, ret = -1;
+
+	if (!r)
+		return -1;
+	r->efd = kevent_init(RECV_RING, KEVENT_CLOEXEC | KEVENT_RING_POST);
+	r->ring = r->efd < 0 ? NULL : kevent_ring_map(r->efd, RECV_RING);
+	/* The buffer ring: zeroed, aligned, as a fresh mapping is. */
+	r->br = mmap(NULL, kevent_buf_ring_size(RECV_BUFS),
+		     PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	r->bufs = malloc((size_t)RECV_BUFS * RECV_BUF);
+	if (!r->ring || r->br == MAP_FAILED || !r->bufs) {
+		perror("kevent-recv");
+		goto out;
+	}
+	for (i = 0; i < RECV_BUFS; i++)
+		recv_buf_put(r, i);
+	kevent_change_set(recv_change(r), KEVENT_CTL_ADD, KEVENT_TYPE_SOCKET,
+			  lfd, KEVENT_SOCKET_ACCEPT, KEVENT_REQ_ET, lfd);
+	slots = (struct ukevent *)((char *)r->ring + KEVENT_RING_EVENTS_OFFSET);
+	tail = r->ring->tail;
+	while (r->closed < clients) {
+		bool empty, pending;
+		int n;
+
+		head = __atomic_load_n(&r->ring->head, __ATOMIC_ACQUIRE);
+		for (; tail != head; tail++) {
+			const struct ukevent *ev = &slots[tail & r->ring->mask];
+
+			if ((ev->type == KEVENT_TYPE_SOCKET ?
+			     recv_accept(r, lfd) : recv_event(r, ev)) < 0)
+				goto out;
+			/* A full batch may have been submitted: slot done. */
+			__atomic_store_n(&r->ring->tail, tail + 1,
+					 __ATOMIC_RELEASE);
+		}
+		if (r->closed == clients)
+			break;
+		pending = __atomic_load_n(&r->ring->flags, __ATOMIC_ACQUIRE) &
+			  KEVENT_RING_PENDING;
+		empty = tail == __atomic_load_n(&r->ring->head, __ATOMIC_ACQUIRE);
+		if (!empty && !pending)
+			continue;
+		if (recv_trigger_stalled(r))
+			goto out;
+		n = recv_submit(r, empty);
+		if (n < 0)
+			goto out;
+		if (!n && r->waited) {
+			fprintf(stderr, "server: nothing for %d ms\n", IDLE_MS);
+			goto out;
+		}
+	}
+	ret = 0;
+out:
+	if (r->efd >= 0)
+		close(r->efd);	/* cancels what is left */
+	if (r->ring)
+		munmap(r->ring, KEVENT_RING_SIZE(RECV_RING));
+	if (r->br != MAP_FAILED && r->br)
+		munmap(r->br, kevent_buf_ring_size(RECV_BUFS));
+	for (i = 0; i < r->nr_c; i++)
+		if (r->c[i].open)
+			close(i);
+	free(r->bufs);
+	free(r->c);
+	free(r);
+	return ret;
+}
+
 /* ------------------------------------------------------------------ */
 /* The load generator                                                  */
 /* ------------------------------------------------------------------ */
@@ -584,7 +945,9 @@ int main(int argc, char **argv)
 		case 'b': only = optarg; break;
 		default:
 			fprintf(stderr, "usage: %s [-t] [-c clients] [-n messages] "
-				"[-s size] [-b backend]\n", argv[0]);
+				"[-s size] [-b backend]\n"
+				"  backend: kevent, kevent-socket, kevent-aio, "
+				"kevent-recv or epoll\n", argv[0]);
 			return 2;
 		}
 	}

@@ -7,9 +7,17 @@
  * Documentation/userspace-api/kevent.rst):
  *
  *   kevent_init()        make an instance, get its file descriptor;
- *   kevent_ctl()         add, remove, modify or trigger an array of kevents;
+ *   kevent_ctl()         add, remove, modify or trigger an array of kevents,
+ *                        or send (KEVENT_CTL_SEND);
  *   kevent_get_events()  wait for ready events and collect them;
- *   kevent_wait()        or have them in a mapped ring (kevent_ring_*()).
+ *   kevent_wait()        or have them in a mapped ring (kevent_ring_*());
+ *   kevent_submit()      a batch of changes, each with its own command
+ *                        (kevent_change_*()), then kevent_wait(), in one
+ *                        call.
+ *
+ * A multishot receive (KEVENT_AIO_RECV_MULTI) takes its buffers from a
+ * buffer ring in the application's memory: kevent_buf_ring_add() and
+ * kevent_buf_ring_publish() give buffers to it.
  *
  * This header gives them C wrappers that follow the libc convention (-1
  * and errno on failure) plus a few helpers for the common one-entry case.
@@ -53,6 +61,9 @@
 # ifndef __NR_kevent_wait
 #  define __NR_kevent_wait		466
 # endif
+# ifndef __NR_kevent_submit
+#  define __NR_kevent_submit		467
+# endif
 #elif !defined(__NR_kevent_init)
 # error "kevent system call numbers are only known for x86_64; install the kernel headers"
 #endif
@@ -80,9 +91,11 @@ static inline int kevent_init(unsigned int ring_entries, unsigned int flags)
 /**
  * kevent_ctl() - apply a command to an array of kevents
  * @fd:  the instance.
- * @cmd: KEVENT_CTL_ADD, _REMOVE, _MODIFY or _TRIGGER.
+ * @cmd: KEVENT_CTL_ADD, _REMOVE, _MODIFY, _TRIGGER or _SEND.
  * @num: number of entries in @arg (at most 65536).
- * @arg: the entries; each one's ret_error is set to 0 or a negative errno.
+ * @arg: the entries; each one's ret_error is set to 0 or a negative errno
+ *       (and with KEVENT_CTL_SEND, ret_data and ret_flags: see
+ *       kevent_submit()).
  *
  * Return: the number of entries processed (check each ret_error!), or -1
  * with errno set for an error of the call itself.
@@ -338,6 +351,149 @@ static inline int kevent_ring_claim(struct kevent_ring *r, struct ukevent *out)
 			return 1;
 	}
 }
+
+#ifdef KEVENT_CTL_SEND
+/**
+ * kevent_submit() - carry out a batch of changes, then wait on the ring
+ * @fd: an instance made with ring_entries.
+ * @s:  the changes (@s->changes, @s->nr_changes entries of
+ *      @s->change_size bytes: kevent_submit_set() fills it) and the wait
+ *      (@s->min_nr, @s->timeout, @s->sigmask, as kevent_wait()'s).
+ *
+ * Each change is carried out with its own command, in order, and its
+ * result written back into it: ret_error (check each one!) and, for
+ * KEVENT_CTL_SEND, ret_data (bytes sent at once) and ret_flags
+ * (KEVENT_RET_MORE: the rest was queued as a KEVENT_AIO_SEND, whose
+ * completion comes as an event).
+ *
+ * Return: what kevent_wait() returns (on a posted ring: the events in the
+ * ring), or -1 with errno set.
+ */
+static inline int kevent_submit(int fd, struct kevent_submit *s)
+{
+	return syscall(__NR_kevent_submit, fd, s, sizeof(*s));
+}
+
+/*
+ * kevent_submit_set() - fill @s for @nr changes at @changes, waiting until
+ * the ring holds @min_nr events (0: never sleep), for at most @timeout
+ * (NULL: no limit), with @sig installed meanwhile (NULL: none).
+ */
+static inline void kevent_submit_set(struct kevent_submit *s,
+				     struct kevent_change *changes,
+				     unsigned int nr, unsigned int min_nr,
+				     const struct __kernel_timespec *timeout,
+				     const struct kevent_sigmask *sig)
+{
+	memset(s, 0, sizeof(*s));
+	s->changes = (uint64_t)(uintptr_t)changes;
+	s->nr_changes = nr;
+	s->change_size = sizeof(*changes);
+	s->min_nr = min_nr;
+	s->timeout = (uint64_t)(uintptr_t)timeout;
+	s->sigmask = (uint64_t)(uintptr_t)sig;
+}
+
+/*
+ * kevent_change_set() - fill one change: command @cmd on the entry that
+ * kevent_set() makes of the other arguments. Returns the entry, for its
+ * args.
+ */
+static inline struct ukevent *kevent_change_set(struct kevent_change *ch,
+						uint32_t cmd, uint32_t type,
+						uint64_t id, uint32_t event,
+						uint32_t req_flags,
+						uint64_t user_data)
+{
+	ch->cmd = cmd;
+	ch->flags = 0;
+	kevent_set(&ch->ev, type, id, event, req_flags, user_data);
+	return &ch->ev;
+}
+
+/*
+ * kevent_change_send() - a KEVENT_CTL_SEND change: send the @len bytes at
+ * @buf on socket @sock now, what the socket cannot take as a
+ * KEVENT_AIO_SEND tagged @tag (only one may be in flight per (sock, tag):
+ * the buffer must stay as it is until its completion).
+ */
+static inline void kevent_change_send(struct kevent_change *ch, int sock,
+				      uint32_t tag, const void *buf,
+				      uint64_t len, uint64_t user_data)
+{
+	struct ukevent *uk = kevent_change_set(ch, KEVENT_CTL_SEND,
+					       KEVENT_TYPE_AIO,
+					       KEVENT_AIO_ID(sock, tag),
+					       KEVENT_AIO_SEND,
+					       KEVENT_REQ_ONESHOT, user_data);
+
+	uk->args[0] = (uint64_t)(uintptr_t)buf;
+	uk->args[1] = len;
+}
+
+/*
+ * kevent_change_recv_multi() - a KEVENT_AIO_RECV_MULTI change on socket
+ * @sock, tagged @tag, taking buffers from @ring of @entries entries: with
+ * KEVENT_CTL_ADD, start it; with KEVENT_CTL_TRIGGER, have it receive
+ * again after -ENOBUFS, once buffers were given back; with
+ * KEVENT_CTL_REMOVE, stop it.
+ */
+static inline void kevent_change_recv_multi(struct kevent_change *ch,
+					    uint32_t cmd, int sock,
+					    uint32_t tag,
+					    struct kevent_buf_ring *ring,
+					    uint32_t entries,
+					    uint64_t user_data)
+{
+	struct ukevent *uk = kevent_change_set(ch, cmd, KEVENT_TYPE_AIO,
+					       KEVENT_AIO_ID(sock, tag),
+					       KEVENT_AIO_RECV_MULTI,
+					       KEVENT_REQ_ONESHOT, user_data);
+
+	uk->args[0] = (uint64_t)(uintptr_t)ring;
+	uk->args[1] = entries;
+}
+
+/* Bytes of a buffer ring of @entries entries (a power of two). */
+static inline size_t kevent_buf_ring_size(uint32_t entries)
+{
+	return sizeof(struct kevent_buf_ring) +
+	       (size_t)entries * sizeof(struct kevent_buf);
+}
+
+/**
+ * kevent_buf_ring_add() - write one buffer at the tail of a buffer ring
+ * @ring: the ring (zeroed memory, 8-byte aligned, when it is made).
+ * @mask: its entries - 1.
+ * @tail: the caller's copy of the tail, advanced by one; the kernel sees
+ *        the buffer once kevent_buf_ring_publish() has stored it.
+ * @addr: the buffer...
+ * @len:  ...of @len bytes (not 0);
+ * @bid:  its id, returned by KEVENT_AIO_RECV_BUF() of the receive's event.
+ *
+ * A buffer is the application's from the event that reports it until it
+ * is added again. With no more buffers than entries, the tail cannot
+ * overrun the kernel's head.
+ */
+static inline void kevent_buf_ring_add(struct kevent_buf_ring *ring,
+				       uint32_t mask, uint32_t *tail,
+				       void *addr, uint32_t len, uint32_t bid)
+{
+	struct kevent_buf *b = &ring->bufs[*tail & mask];
+
+	b->addr = (uint64_t)(uintptr_t)addr;
+	b->len = len;
+	b->bid = bid;
+	++*tail;
+}
+
+/* Give the buffers added up to @tail to the kernel (a release store). */
+static inline void kevent_buf_ring_publish(struct kevent_buf_ring *ring,
+					   uint32_t tail)
+{
+	__atomic_store_n(&ring->tail, tail, __ATOMIC_RELEASE);
+}
+#endif /* KEVENT_CTL_SEND */
 
 /* A __kernel_timespec of @ms milliseconds, for kevent_get_events(). */
 static inline struct __kernel_timespec kevent_ms(long long ms)
