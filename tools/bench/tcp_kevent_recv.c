@@ -156,14 +156,14 @@ static void kr_buf_put(struct kr *k, uint32_t bid)
 }
 
 /*
- * The receives that reported -ENOBUFS and no data since. The kernel says
- * -ENOBUFS once per stop: a KEVENT_CTL_TRIGGER that finds the buffer
- * ring emptied again (by the other receives of the same call) reports
- * nothing and leaves the receive stopped, to go on only at its socket's
- * next wakeup, which a sender held back by flow control never makes. So
- * a receive stays on the list, and is triggered again each time buffers
- * were given back, until it reports data; the list is in the order of
- * the stops, so that the receive that stopped first gets buffers first.
+ * The receives that reported -ENOBUFS and no data since. A sender held
+ * back by flow control sends nothing that would wake a stopped receive,
+ * so each is triggered (KEVENT_CTL_TRIGGER) whenever buffers were given
+ * back, until it reports data; a trigger that finds the buffer ring
+ * emptied again (by the other receives of the same call) reports
+ * -ENOBUFS again, which keeps it on the list. The list is in the order
+ * of the stops, so that the receive that stopped first gets buffers
+ * first.
  */
 static void kr_stall(struct kr *k, int fd)
 {
