@@ -22,6 +22,9 @@ fi
 status=0
 "$tools/kunit.sh" || status=1
 "$tools/selftests.sh" || status=1
+# The kernel's own epoll, eventfd, timerfd and SCM_RIGHTS selftests on
+# the same kernel: the series changes eventpoll, __fput() and scm.c.
+"$tools/kernel-selftests.sh" || status=1
 # A real event library on kevent: libevent's regress suite on its kevent
 # backend (8.5 minutes on a busy 2-core host: 4.5 to build libevent, 4
 # for the boot); epoll and poll are left to tools/libevent.sh by hand.
@@ -30,7 +33,7 @@ BACKENDS=kevent "$tools/libevent.sh" || status=1
 "$tools/check-patches.sh" || status=1
 
 passed=0 failed=0
-for name in kunit kselftest libevent patches; do
+for name in kunit kselftest own libevent patches; do
 	p=0 f=1
 	if [ -f "$RESULTS/$name" ]; then
 		read -r p f <"$RESULTS/$name"

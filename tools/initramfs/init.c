@@ -18,9 +18,12 @@
  * reboot ends it. Kernel command line settings reach init as environment
  * variables: ksft_timeout=SECONDS limits each program (default 300);
  * ksft_soak=SECONDS runs the whole set again and again until that long has
- * passed (tools/reliability.sh soak); gcov_dump=PATH prints, after the
- * tests, every gcov data file under /sys/kernel/debug/gcov whose path
- * contains PATH, in base64 (tools/reliability.sh gcov).
+ * passed (tools/reliability.sh soak); ksft_repeat=N runs it N times
+ * (tools/kernel-selftests.sh --compare); ksft_args=ARG,ARG... gives every
+ * program those arguments (a command line value cannot hold a space):
+ * "-t,epoll58" runs one case of a harness program; gcov_dump=PATH prints,
+ * after the tests, every gcov data file under /sys/kernel/debug/gcov whose
+ * path contains PATH, in base64 (tools/reliability.sh gcov).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -166,6 +169,25 @@ static size_t drain_lines(char *buf, size_t len, int final, struct counts *lines
 	}
 }
 
+#define MAX_ARGS 16
+
+/* argv for @path: ksft_args split at its commas. */
+static void program_argv(const char *path, char **argv)
+{
+	static char args[256];
+	const char *env = getenv("ksft_args");
+	int n = 0;
+
+	argv[n++] = (char *)path;
+	if (env) {
+		snprintf(args, sizeof(args), "%s", env);
+		for (char *a = strtok(args, ","); a && n < MAX_ARGS;
+		     a = strtok(NULL, ","))
+			argv[n++] = a;
+	}
+	argv[n] = NULL;
+}
+
 /*
  * Runs one program with its output on a pipe. Returns its wait status, or
  * -1 when it had to be killed at the time limit.
@@ -187,11 +209,14 @@ static int run_captured(const char *path, int timeout, struct counts *lines,
 	if (pid < 0)
 		return -1;
 	if (!pid) {
+		char *argv[MAX_ARGS + 1];
+
 		/* Own group, so a timeout kills the test and its children. */
 		setpgid(0, 0);
 		dup2(fds[1], 1);
 		dup2(fds[1], 2);
-		execl(path, path, (char *)NULL);
+		program_argv(path, argv);
+		execv(path, argv);
 		dprintf(2, "exec %s: %m\n", path);
 		_exit(127);
 	}
@@ -450,6 +475,8 @@ int main(int argc, char **argv)
 {
 	const char *t = getenv("ksft_timeout");
 	const char *soak = getenv("ksft_soak");
+	const char *repeat = getenv("ksft_repeat");
+	int rounds = repeat ? atoi(repeat) : 1;
 	int timeout = t ? atoi(t) : 300;
 	int demo = argc > 1 && !strcmp(argv[1], "--demo");
 
@@ -473,11 +500,15 @@ int main(int argc, char **argv)
 		double end = now() + (soak ? atof(soak) : 0);
 		struct counts c = run_tests(timeout);
 
-		for (int round = 2; soak && now() < end; round++) {
+		for (int round = 2; round <= rounds || (soak && now() < end);
+		     round++) {
 			struct counts r;
 
-			printf("# init: soak round %d, %.0f s left\n", round,
-			       end - now());
+			if (soak)
+				printf("# init: soak round %d, %.0f s left\n",
+				       round, end - now());
+			else
+				printf("# init: round %d of %d\n", round, rounds);
 			r = run_tests(timeout);
 			c.pass += r.pass;
 			c.fail += r.fail;
