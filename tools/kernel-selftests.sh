@@ -21,7 +21,8 @@
 #                                             same fragment without the
 #                                             kevent options, build/vanilla):
 #                                             failures per test case, side by
-#                                             side
+#                                             side (KSFT_PAIRS=K: K boots of
+#                                             each, alternating which first)
 #
 # The binaries are the same on both kernels (built once, against the
 # patched kernel's UAPI headers, which these tests do not use beyond
@@ -156,23 +157,48 @@ log "building vanilla $(git -C "$VSRC" describe --always) in $VDIR"
 	--jobs="$JOBS") >"$BUILD/vanilla-build.log" 2>&1 ||
 	die "vanilla build failed: $BUILD/vanilla-build.log"
 
+# Boots in pairs, the order swapped in every other pair, so that the
+# host's load over time and the order of the boots weigh on both alike
+# (KSFT_PAIRS, default 1: vanilla, then patched).
+pairs=${KSFT_PAIRS:-1}
 status=0
-boot "$VDIR/arch/x86/boot/bzImage" "$BUILD/own-selftests-vanilla.log" || status=1
-boot "$BZIMAGE" "$BUILD/own-selftests-patched.log" || status=1
-for k in vanilla patched; do
-	if splats=$(find_splats "$BUILD/own-selftests-$k.log"); then
-		printf 'kernel splat on %s:\n%s\n' "$k" "$splats" >&2
+vlogs=() plogs=()
+for ((i = 1; i <= pairs; i++)); do
+	v=$BUILD/own-selftests-vanilla-$i.log p=$BUILD/own-selftests-patched-$i.log
+	vlogs+=("$v") plogs+=("$p")
+	if ((i % 2)); then
+		boot "$VDIR/arch/x86/boot/bzImage" "$v" || status=1
+		boot "$BZIMAGE" "$p" || status=1
+	else
+		boot "$BZIMAGE" "$p" || status=1
+		boot "$VDIR/arch/x86/boot/bzImage" "$v" || status=1
+	fi
+done
+for f in "${vlogs[@]}" "${plogs[@]}"; do
+	if splats=$(find_splats "$f"); then
+		printf 'kernel splat in %s:\n%s\n' "$f" "$splats" >&2
 		status=1
 	fi
 done
+# failures LOG...: "PROGRAM/CASE FAILURES", sorted, for join.
+failures() {
+	for f in "$@"; do cases "$f"; done |
+		awk '{ n[$1 "/" $2] += ($3 == "fail") } END { for (k in n) print k, n[k] }' |
+		sort
+}
 # A table of every case that failed at least once on either kernel.
-echo "failures in $runs runs of each program (TCG, -smp $QEMU_CPUS, $KUNITCONFIG):"
+total=$((runs * pairs))
+echo "failures in $total runs of each program, $pairs boots of each kernel (TCG, -smp $QEMU_CPUS, $KUNITCONFIG):"
 printf '%-22s %-28s %8s %8s\n' program case vanilla patched
-join -a1 -a2 -e 0 -o 0,1.2,2.2 \
-	<(cases "$BUILD/own-selftests-vanilla.log" | awk '{ n[$1" "$2] += ($3 == "fail") } END { for (k in n) { split(k, a, " "); print a[1] "/" a[2], n[k] } }' | sort) \
-	<(cases "$BUILD/own-selftests-patched.log" | awk '{ n[$1" "$2] += ($3 == "fail") } END { for (k in n) { split(k, a, " "); print a[1] "/" a[2], n[k] } }' | sort) |
-	awk -v runs="$runs" '
+join -a1 -a2 -e 0 -o 0,1.2,2.2 <(failures "${vlogs[@]}") <(failures "${plogs[@]}") |
+	awk -v runs="$total" '
 		{ tv += $2; tp += $3; cases++ }
 		$2 + $3 > 0 { split($1, a, "/"); printf "%-22s %-28s %5d/%-3d %5d/%-3d\n", a[1], a[2], $2, runs, $3, runs }
 		END { printf "%-22s %-28s %8d %8d   (%d cases)\n", "all", "", tv, tp, cases }'
+# And boot by boot, to see how much boots of one kernel differ.
+for ((i = 1; i <= pairs; i++)); do
+	printf 'pair %d:%s vanilla %s, patched %s\n' "$i" "$( ((i % 2)) || echo ' (patched first)')" \
+		"$(failures "${vlogs[i - 1]}" | awk '{ n += $2 } END { print n + 0 }')" \
+		"$(failures "${plogs[i - 1]}" | awk '{ n += $2 } END { print n + 0 }')"
+done
 exit $status

@@ -22,6 +22,14 @@
 #   tools/reliability.sh soak [MIN]   the stress kselftests again and again
 #                                     for MIN minutes (default 30) on the
 #                                     debug kernel of CI (build/kunit)
+#   tools/reliability.sh epoll58 [N [PAIRS]]
+#                                     the kernel's own epoll selftest's
+#                                     case epoll58, N times a boot
+#                                     (default 200), on vanilla and on
+#                                     the series, PAIRS boots of each
+#                                     (default 4): failures side by side
+#                                     (tools/kernel-selftests.sh
+#                                     --compare)
 #
 # KF_BUDGET=SECONDS bounds the fault sweep's time (faults and gcov; the
 # sweep's own default is 17 minutes). The status is non-zero when a run
@@ -34,7 +42,9 @@ tools=$(cd "$(dirname "$0")" && pwd)
 mode=${1:-}
 case $mode in
 kcsan | faults | gcov | soak) ;;
-*) die "usage: $0 kcsan|faults|gcov|soak [MINUTES]" ;;
+epoll58)
+	KSFT_PAIRS=${3:-4} exec "$tools/kernel-selftests.sh" --compare "${2:-200}" epoll58 ;;
+*) die "usage: $0 kcsan|faults|gcov|soak [MINUTES] | epoll58 [N [PAIRS]]" ;;
 esac
 need_tree
 

@@ -22,8 +22,9 @@ fi
 status=0
 "$tools/kunit.sh" || status=1
 "$tools/selftests.sh" || status=1
-# The kernel's own epoll, eventfd, timerfd and SCM_RIGHTS selftests on
-# the same kernel: the series changes eventpoll, __fput() and scm.c.
+# The kernel's own epoll, eventfd, close_range, SCM_RIGHTS and SCM_PIDFD
+# selftests on the same kernel: the series changes eventpoll, __fput()
+# and scm.c.
 "$tools/kernel-selftests.sh" || status=1
 # A real event library on kevent: libevent's regress suite on its kevent
 # backend (8.5 minutes on a busy 2-core host: 4.5 to build libevent, 4
