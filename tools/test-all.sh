@@ -3,9 +3,11 @@
 # kevent.mbox, build the test kernel and run KUnit in it, then the
 # userspace tests, then libevent's regression suite on its kevent backend
 # in the same kernel (libevent.sh), then check each patch on its own
-# (check-patches.sh). The last line is "N passed, N failed", the sum of
-# all four (a clean patch counts as passed); the status is non-zero if
-# anything failed, including a step that crashed before counting.
+# (check-patches.sh) and link it in other configurations
+# (check-configs.sh). The last line is "N passed, N failed", the sum of
+# them all (a clean patch, a linked kernel count as passed); the status
+# is non-zero if anything failed, including a step that crashed before
+# counting.
 #
 #   tools/test-all.sh
 set -euo pipefail
@@ -32,9 +34,12 @@ status=0
 BACKENDS=kevent "$tools/libevent.sh" || status=1
 # Each patch on its own: W=1 builds of what it touches, checkpatch.
 "$tools/check-patches.sh" || status=1
+# The whole series linked without networking, signalfd and SMP, and as a
+# 32-bit kernel: what object builds of one configuration cannot see.
+"$tools/check-configs.sh" || status=1
 
 passed=0 failed=0
-for name in kunit kselftest own libevent patches; do
+for name in kunit kselftest own libevent patches configs; do
 	p=0 f=1
 	if [ -f "$RESULTS/$name" ]; then
 		read -r p f <"$RESULTS/$name"
