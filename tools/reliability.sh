@@ -22,6 +22,10 @@
 #   tools/reliability.sh soak [MIN]   the stress kselftests again and again
 #                                     for MIN minutes (default 30) on the
 #                                     debug kernel of CI (build/kunit)
+#   tools/reliability.sh nosignalfd   the debug kernel without signalfd
+#                                     (kunit/nosignalfd.config): KUnit,
+#                                     then the signal kselftests, which
+#                                     must all skip (the type refused)
 #   tools/reliability.sh epoll58 [N [PAIRS]]
 #                                     the kernel's own epoll selftest's
 #                                     case epoll58, N times a boot
@@ -41,10 +45,10 @@ tools=$(cd "$(dirname "$0")" && pwd)
 
 mode=${1:-}
 case $mode in
-kcsan | faults | gcov | soak) ;;
+kcsan | faults | gcov | soak | nosignalfd) ;;
 epoll58)
 	KSFT_PAIRS=${3:-4} exec "$tools/kernel-selftests.sh" --compare "${2:-200}" epoll58 ;;
-*) die "usage: $0 kcsan|faults|gcov|soak [MINUTES] | epoll58 [N [PAIRS]]" ;;
+*) die "usage: $0 kcsan|faults|gcov|soak [MINUTES] | nosignalfd | epoll58 [N [PAIRS]]" ;;
 esac
 need_tree
 
@@ -170,6 +174,30 @@ run_kcsan() {
 	kcsan_reports "${logs[@]}"
 	echo "kcsan: $n reports, $distinct distinct pairs, $kev naming a kevent function"
 	[ "$status" = 0 ] && [ "$n" = 0 ]
+}
+
+# Without signalfd the signal source cannot be woken: KEVENT_TYPE_SIGNAL
+# must be refused (-EOPNOTSUPP), which makes every signal kselftest skip.
+# A test that passes or fails there means the type was taken.
+run_nosignalfd() {
+	local log status=0 skips
+	use_kernel nosignalfd nosignalfd
+	"$tools/kunit.sh" 'kevent*' || status=1
+	# selftests.sh fails a run in which no test passed: that is this
+	# one's success, judged below from the log.
+	KEVENT_TESTS=kevent_signal_test "$tools/selftests.sh" || true
+	log=$REL/nosignalfd.log
+	cp "$REL/selftests.log" "$log"
+	guest_summary "$log" nosignalfd
+	skips=$(grep -acE '^# ok [0-9]+ .* # SKIP no KEVENT_TYPE_SIGNAL' "$log" || true)
+	echo "nosignalfd: $skips signal tests skipped for want of KEVENT_TYPE_SIGNAL"
+	grep -aqE 'kselftest: 0 passed, 0 failed' "$log" || status=1
+	[ "$skips" -gt 0 ] || status=1
+	if find_splats "$log"; then
+		echo "nosignalfd: kernel splats above"
+		status=1
+	fi
+	[ "$status" = 0 ]
 }
 
 run_faults() {
@@ -313,4 +341,5 @@ kcsan) run_kcsan "${2:-}" ;;
 faults) run_faults ;;
 gcov) run_gcov ;;
 soak) run_soak "${2:-30}" ;;
+nosignalfd) run_nosignalfd ;;
 esac
