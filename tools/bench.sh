@@ -109,25 +109,11 @@ log "building kevent_bench"
 make -s -C "$ROOT/tools/bench" CC="$CC" KHDR="$KDIR/usr/include" OUT="$OUT"
 "$CC" -static -O2 -Wall -o "$OUT/init" "$ROOT/tools/initramfs/init.c"
 
-# gen_init_cpio (built with the kernel) makes device nodes without root.
-gen=$KDIR/usr/gen_init_cpio
-if [ ! -x "$gen" ]; then
-	need_tree
-	gen=$OUT/gen_init_cpio
-	"$CC" -O2 -o "$gen" "$TREE/usr/gen_init_cpio.c"
-fi
-cat >"$OUT/initramfs.list" <<EOF
-dir /dev 0755 0 0
-nod /dev/console 0600 0 0 c 5 1
-nod /dev/null 0666 0 0 c 1 3
-dir /proc 0755 0 0
-dir /sys 0755 0 0
-dir /tmp 1777 0 0
-dir /bin 0755 0 0
-dir /tests 0755 0 0
-file /init $OUT/init 0755 0 0
-file /tests/kevent_bench $OUT/kevent_bench 0755 0 0
-EOF
+gen=$(gen_init_cpio "$OUT")
+{
+	initramfs_skeleton "$OUT/init"
+	echo "file /tests/kevent_bench $OUT/kevent_bench 0755 0 0"
+} >"$OUT/initramfs.list"
 "$gen" "$OUT/initramfs.list" >"$OUT/initramfs.cpio"
 
 # /init runs every program of /tests with its output prefixed by "# ";

@@ -128,23 +128,10 @@ rm -f "$KSFT/ext4.img"
 truncate -s 4M "$KSFT/ext4.img"
 PATH=$PATH:/usr/sbin:/sbin mkfs.ext4 -q -F -b 1024 -N 256 "$KSFT/ext4.img"
 
-# gen_init_cpio (built with the kernel) makes device nodes without root.
-gen=$KDIR/usr/gen_init_cpio
-if [ ! -x "$gen" ]; then
-	gen=$KSFT/gen_init_cpio
-	"$CC" -O2 -o "$gen" "$TREE/usr/gen_init_cpio.c"
-fi
+gen=$(gen_init_cpio "$KSFT")
 {
-	echo "dir /dev 0755 0 0"
-	echo "nod /dev/console 0600 0 0 c 5 1"
-	echo "nod /dev/null 0666 0 0 c 1 3"
-	echo "dir /proc 0755 0 0"
-	echo "dir /sys 0755 0 0"
-	echo "dir /tmp 1777 0 0"
-	echo "dir /bin 0755 0 0"
-	echo "dir /tests 0755 0 0"
+	initramfs_skeleton "$KSFT/init"
 	echo "dir /tests32 0755 0 0"
-	echo "file /init $KSFT/init 0755 0 0"
 	echo "file /ext4.img $KSFT/ext4.img 0644 0 0"
 	for dir in tests tests32 bin; do
 		for f in "$KSFT/$dir"/*; do

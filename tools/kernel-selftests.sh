@@ -61,11 +61,9 @@ for p in "${progs[@]}"; do
 		-I"$(dirname "$ST/$p")" -pthread -o "$OWN/tests/$name" "$ST/$p" -lrt
 done
 gcc -static -O2 -Wall -o "$OWN/init" "$ROOT/tools/initramfs/init.c"
-gen=$KDIR/usr/gen_init_cpio
+gen=$(gen_init_cpio "$OWN")
 {
-	printf '%s\n' "dir /dev 0755 0 0" "nod /dev/console 0600 0 0 c 5 1" \
-		"dir /proc 0755 0 0" "dir /sys 0755 0 0" "dir /tmp 1777 0 0" \
-		"dir /tests 0755 0 0" "file /init $OWN/init 0755 0 0"
+	initramfs_skeleton "$OWN/init"
 	for f in "$OWN"/tests/*; do
 		echo "file /tests/$(basename "$f") $f 0755 0 0"
 	done

@@ -139,6 +139,29 @@ failed_cases() {
 	' "$1"
 }
 
+# initramfs_skeleton INIT: the first lines of a gen_init_cpio list for a
+# guest of tools/initramfs/init.c: the console and /dev/null, the mount
+# points init uses, /bin and /tests, and INIT as /init.
+initramfs_skeleton() {
+	printf '%s\n' "dir /dev 0755 0 0" "nod /dev/console 0600 0 0 c 5 1" \
+		"nod /dev/null 0666 0 0 c 1 3" "dir /proc 0755 0 0" \
+		"dir /sys 0755 0 0" "dir /tmp 1777 0 0" "dir /bin 0755 0 0" \
+		"dir /tests 0755 0 0" "file /init $1 0755 0 0"
+}
+
+# gen_init_cpio DIR: the path of the kernel's gen_init_cpio, which makes
+# device nodes without root; built into DIR when the test kernel's build
+# has none.
+gen_init_cpio() {
+	local gen=$KDIR/usr/gen_init_cpio
+	if [ ! -x "$gen" ]; then
+		need_tree
+		gen=$1/gen_init_cpio
+		"${CC:-gcc}" -O2 -o "$gen" "$TREE/usr/gen_init_cpio.c"
+	fi
+	echo "$gen"
+}
+
 # report NAME PASSED FAILED: the summary line and the result file.
 report() {
 	mkdir -p "$RESULTS"
