@@ -50,19 +50,19 @@
 /* System call numbers, for C libraries that do not know them yet. */
 #if defined(__x86_64__) && !defined(__ILP32__)
 # ifndef __NR_kevent_init
-#  define __NR_kevent_init		463
+#  define __NR_kevent_init		500
 # endif
 # ifndef __NR_kevent_ctl
-#  define __NR_kevent_ctl		464
+#  define __NR_kevent_ctl		501
 # endif
 # ifndef __NR_kevent_get_events
-#  define __NR_kevent_get_events	465
+#  define __NR_kevent_get_events	502
 # endif
 # ifndef __NR_kevent_wait
-#  define __NR_kevent_wait		466
+#  define __NR_kevent_wait		503
 # endif
 # ifndef __NR_kevent_submit
-#  define __NR_kevent_submit		467
+#  define __NR_kevent_submit		504
 # endif
 #elif !defined(__NR_kevent_init)
 # error "kevent system call numbers are only known for x86_64; install the kernel headers"
