@@ -63,7 +63,7 @@ static int kev_add(struct be_state *s, struct ukevent *uk, int num)
 		if (n > KEVENT_BATCH)
 			n = KEVENT_BATCH;
 		ret = COUNTED(ctl, kevent_ctl(s->fd, KEVENT_CTL_ADD, n,
-					      uk + done));
+					      uk + done, 0));
 		if (ret <= 0)
 			ret = be_fail(s, "kevent_ctl(ADD)");
 	}

@@ -119,7 +119,7 @@ static int reg_kevent(struct ukevent *uk, int n, int batch)
 		fail("kevent_init: %s", strerror(errno));
 	for (done = 0; done < n; done += k) {
 		k = n - done < batch ? n - done : batch;
-		if (kevent_ctl(kfd, KEVENT_CTL_ADD, k, uk + done) != k)
+		if (kevent_ctl(kfd, KEVENT_CTL_ADD, k, uk + done, 0) != k)
 			fail("kevent_ctl(ADD) at %d: %s", done, strerror(errno));
 	}
 	for (i = 0; i < n; i++)

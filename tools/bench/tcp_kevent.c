@@ -62,7 +62,7 @@ static void kv_flush(struct kv *k)
 
 	if (!k->nctl)
 		return;
-	if (COUNTED(ctl, kevent_ctl(k->fd, KEVENT_CTL_ADD, k->nctl, k->ctl)) != k->nctl)
+	if (COUNTED(ctl, kevent_ctl(k->fd, KEVENT_CTL_ADD, k->nctl, k->ctl, 0)) != k->nctl)
 		fail("kevent server: kevent_ctl: %s", strerror(errno));
 	for (i = 0; i < k->nctl; i++)
 		if (k->ctl[i].ret_error)

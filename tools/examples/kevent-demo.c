@@ -443,7 +443,7 @@ static int demo_batch_errors(int kfd)
 	kevent_set(&uk[0], KEVENT_TYPE_USER, 50, KEVENT_USER_TRIGGER, 0, 0);
 	kevent_set(&uk[1], KEVENT_TYPE_USER, 51, 0, 0, 0);
 	kevent_set(&uk[2], KEVENT_TYPE_USER, 50, KEVENT_USER_TRIGGER, 0, 0);
-	n = kevent_ctl(kfd, KEVENT_CTL_ADD, 3, uk);
+	n = kevent_ctl(kfd, KEVENT_CTL_ADD, 3, uk, 0);
 	printf("  kevent_ctl() = %d\n", n);
 	CHECK(n == 3, "expected 3 entries processed");
 	for (i = 0; i < 3; i++)
@@ -822,7 +822,7 @@ static int demo_signal(int kfd)
 		   0, to_user_data(&chld));
 	kevent_set(&uk[1], KEVENT_TYPE_SIGNAL, SIGRTMIN + 1,
 		   KEVENT_SIGNAL_RECEIVED, 0, to_user_data(&rt));
-	n = kevent_ctl(kfd, KEVENT_CTL_ADD, 2, uk);
+	n = kevent_ctl(kfd, KEVENT_CTL_ADD, 2, uk, 0);
 	if (n == 2 && uk[0].ret_error == -EOPNOTSUPP) {
 		printf("KEVENT_TYPE_SIGNAL is not in this kernel: skipped\n");
 		sigprocmask(SIG_SETMASK, &old, NULL);

@@ -96,14 +96,15 @@ static inline int kevent_init(unsigned int ring_entries, unsigned int flags)
  * @arg: the entries; each one's ret_error is set to 0 or a negative errno
  *       (and with KEVENT_CTL_SEND, ret_data and ret_flags: see
  *       kevent_submit()).
+ * @flags: 0; none are defined yet (EINVAL).
  *
  * Return: the number of entries processed (check each ret_error!), or -1
  * with errno set for an error of the call itself.
  */
 static inline int kevent_ctl(int fd, unsigned int cmd, unsigned int num,
-			     struct ukevent *arg)
+			     struct ukevent *arg, unsigned int flags)
 {
-	return syscall(__NR_kevent_ctl, fd, cmd, num, arg);
+	return syscall(__NR_kevent_ctl, fd, cmd, num, arg, flags);
 }
 
 /**
@@ -164,7 +165,7 @@ static inline void kevent_set(struct ukevent *uk, uint32_t type, uint64_t id,
  */
 static inline int kevent_ctl_one(int fd, unsigned int cmd, struct ukevent *uk)
 {
-	int ret = kevent_ctl(fd, cmd, 1, uk);
+	int ret = kevent_ctl(fd, cmd, 1, uk, 0);
 
 	if (ret < 0)
 		return -errno;
