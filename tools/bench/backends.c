@@ -113,13 +113,17 @@ static int kev_setup(struct be_state *s)
  * Collect up to @max events into s->buf, waiting for one if @block.
  * Returns how many (0 after a signal), or be_fail()'s result.
  */
+/* A wait that does not sleep: a zero timeout. */
+static const struct kevent_wait_args kev_nowait = {
+	.flags = KEVENT_WAIT_TIMEOUT,
+};
+
 static int kev_collect(struct be_state *s, int max, bool block)
 {
-	static const struct __kernel_timespec zero;
 	int n;
 
 	n = COUNTED(wait, kevent_get_events(s->fd, 1, max, s->buf,
-					    block ? NULL : &zero, NULL));
+					    block ? NULL : &kev_nowait));
 	if (n < 0)
 		return errno == EINTR ? 0 : be_fail(s, "kevent_get_events");
 	return n;
@@ -181,7 +185,6 @@ static int kring_setup(struct be_state *s)
 
 static int kring_wait(struct be_state *s, int *cookies, int max, bool block)
 {
-	static const struct __kernel_timespec zero;
 	struct kevent_ring *ring = s->map;
 	struct ukevent *ev = s->map + KEVENT_RING_EVENTS_OFFSET;
 	unsigned int tail = ring->tail;
@@ -189,7 +192,7 @@ static int kring_wait(struct be_state *s, int *cookies, int max, bool block)
 	int n = 0;
 
 	if (head == tail) {
-		if (COUNTED(wait, kevent_wait(s->fd, block, block ? NULL : &zero, NULL)) < 0)
+		if (COUNTED(wait, kevent_wait(s->fd, block, block ? NULL : &kev_nowait)) < 0)
 			return errno == EINTR ? 0 : be_fail(s, "kevent_wait");
 		head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
 	}

@@ -115,7 +115,7 @@ static void kv_loop(struct kv *k, void (*handle)(struct kv *k, const struct ukev
 			  KEVENT_RING_PENDING;
 		head = __atomic_load_n(&k->ring->head, __ATOMIC_ACQUIRE);
 		if ((head == tail || pending) &&
-		    COUNTED(wait, kevent_wait(k->fd, head == tail, NULL, NULL)) < 0 &&
+		    COUNTED(wait, kevent_wait(k->fd, head == tail, NULL)) < 0 &&
 		    errno != EINTR)
 			fail("kevent server: kevent_wait: %s", strerror(errno));
 	}

@@ -174,9 +174,11 @@ static int collect(int kfd, struct ukevent *ev, unsigned int max,
 		   unsigned int min, long ms)
 {
 	struct __kernel_timespec to = kevent_ms(ms);
+	struct kevent_wait_args wa;
 	int n, i;
 
-	n = kevent_get_events(kfd, min, max, ev, &to, NULL);
+	kevent_wait_args_set(&wa, &to, NULL);
+	n = kevent_get_events(kfd, min, max, ev, &wa);
 	if (n < 0) {
 		printf("  kevent_get_events: %s\n", strerror(errno));
 		return -1;
@@ -890,7 +892,7 @@ static int demo_posted_ring(int kfd)
 	}
 	CHECK(n == 1 && ev.ret_data == 1, "expected one slot, count 1");
 	printf("Ring empty: kevent_wait() posts what was merged meanwhile\n");
-	CHECK(kevent_wait(fd, 1, NULL, NULL) == 1, "kevent_wait");
+	CHECK(kevent_wait(fd, 1, NULL) == 1, "kevent_wait");
 	CHECK(kevent_ring_claim(r, &ev) && ev.ret_data == 2,
 	      "expected the two merged triggers");
 	print_event(&ev);
@@ -969,7 +971,7 @@ int main(void)
 			continue;
 		}
 		/* Every demo cleans up after itself: nothing may be left. */
-		n = kevent_get_events(kfd, 0, 8, ev, NULL, NULL);
+		n = kevent_get_events(kfd, 0, 8, ev, NULL);
 		if (n != 0) {
 			printf("  FAILED: %d stray events after the demo\n", n);
 			failed++;

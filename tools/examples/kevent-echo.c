@@ -100,11 +100,13 @@ static int kev_watch(int efd, int fd, unsigned int events, bool mod)
 static int kev_wait(int efd, struct ready *r, int max, int ms)
 {
 	struct __kernel_timespec to = kevent_ms(ms);
+	struct kevent_wait_args wa;
 	struct ukevent ev[MAX_READY];
 	int i, n;
 
+	kevent_wait_args_set(&wa, &to, NULL);
 	n = kevent_get_events(efd, 1, max < MAX_READY ? max : MAX_READY, ev,
-			      &to, NULL);
+			      &wa);
 	for (i = 0; i < n; i++) {
 		r[i].fd = ev[i].user_data;
 		r[i].revents = ev[i].ret_data;
@@ -135,12 +137,14 @@ static int ksock_watch(int efd, int fd, unsigned int events, bool mod)
 static int ksock_wait(int efd, struct ready *r, int max, int ms)
 {
 	struct __kernel_timespec to = kevent_ms(ms);
+	struct kevent_wait_args wa;
 	struct ukevent ev[MAX_READY];
 	uint32_t ready;
 	int i, n;
 
+	kevent_wait_args_set(&wa, &to, NULL);
 	n = kevent_get_events(efd, 1, max < MAX_READY ? max : MAX_READY, ev,
-			      &to, NULL);
+			      &wa);
 	for (i = 0; i < n; i++) {
 		ready = KEVENT_SOCKET_READY(ev[i].ret_data);
 		r[i].fd = ev[i].user_data;
@@ -377,8 +381,11 @@ static int aio_accept(int efd, int lfd)
 static int serve_aio(int lfd, int clients)
 {
 	struct __kernel_timespec to = kevent_ms(IDLE_MS);
+	struct kevent_wait_args wa;
 	struct ukevent ev[MAX_READY];
 	int efd, closed = 0, i, n, ret;
+
+	kevent_wait_args_set(&wa, &to, NULL);
 
 	efd = kevent_init(0, KEVENT_CLOEXEC);
 	if (efd < 0 || kevent_socket_add(efd, lfd, KEVENT_SOCKET_ACCEPT, 0, lfd)) {
@@ -386,7 +393,7 @@ static int serve_aio(int lfd, int clients)
 		return -1;
 	}
 	while (closed < clients) {
-		n = kevent_get_events(efd, 1, MAX_READY, ev, &to, NULL);
+		n = kevent_get_events(efd, 1, MAX_READY, ev, &wa);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {

@@ -32,7 +32,7 @@
  *   kevent_add_one(fd, KEVENT_TYPE_USER, 42, KEVENT_USER_TRIGGER, 0, cookie);
  *   kevent_trigger_one(fd, 42);                 // from any thread
  *   struct ukevent ev[8];
- *   int n = kevent_get_events(fd, 1, 8, ev, NULL, NULL);
+ *   int n = kevent_get_events(fd, 1, 8, ev, NULL);
  *   // ev[0].user_data == cookie, ev[0].ret_data == 1 (one trigger)
  */
 #ifndef KEVENT_LIB_H
@@ -69,10 +69,33 @@
 #endif
 
 /*
- * Size of the kernel's sigset_t: what kevent_sigmask.sigsetsize must be.
+ * Size of the kernel's sigset_t: what kevent_wait_args.sigsetsize must be.
  * (glibc's sigset_t is 128 bytes; the kernel reads only the first 8.)
  */
 #define KEVENT_SIGSET_SIZE	(_NSIG / 8)
+
+/**
+ * kevent_wait_args_set() - fill the wait arguments of kevent_get_events(),
+ * kevent_wait() and kevent_submit()
+ * @wa:      the structure to fill.
+ * @timeout: relative; NULL waits for ever, {0, 0} does not wait.
+ * @mask:    NULL, or a signal mask to install during the wait (as
+ *           ppoll()); it must stay valid until the call returns.
+ */
+static inline void kevent_wait_args_set(struct kevent_wait_args *wa,
+					const struct __kernel_timespec *timeout,
+					const sigset_t *mask)
+{
+	memset(wa, 0, sizeof(*wa));
+	if (timeout) {
+		wa->timeout = *timeout;
+		wa->flags = KEVENT_WAIT_TIMEOUT;
+	}
+	if (mask) {
+		wa->sigmask = (uint64_t)(uintptr_t)mask;
+		wa->sigsetsize = KEVENT_SIGSET_SIZE;
+	}
+}
 
 /**
  * kevent_init() - make a kevent instance
@@ -109,36 +132,22 @@ static inline int kevent_ctl(int fd, unsigned int cmd, unsigned int num,
 
 /**
  * kevent_get_events() - wait for events and collect them
- * @fd:      the instance.
- * @min_nr:  wait until this many were delivered (0: never wait).
- * @max_nr:  room in @buf, at least 1.
- * @buf:     filled with the delivered events.
- * @timeout: relative; NULL waits for ever, {0, 0} does not wait.
- * @sig:     NULL, or a signal mask to install during the wait (as ppoll()).
+ * @fd:     the instance.
+ * @min_nr: wait until this many were delivered (0: never wait).
+ * @max_nr: room in @buf, at least 1.
+ * @buf:    filled with the delivered events.
+ * @args:   NULL (no time limit, no signal mask), or the timeout and signal
+ *          mask of the wait (kevent_wait_args_set()).
  *
  * Return: the number of events delivered (possibly fewer than @min_nr
  * after a timeout), or -1 with errno set (EINTR: a signal came first).
  */
 static inline int kevent_get_events(int fd, unsigned int min_nr,
 				    unsigned int max_nr, struct ukevent *buf,
-				    const struct __kernel_timespec *timeout,
-				    const struct kevent_sigmask *sig)
+				    const struct kevent_wait_args *args)
 {
 	return syscall(__NR_kevent_get_events, fd, min_nr, max_nr, buf,
-		       timeout, sig);
-}
-
-/**
- * kevent_sigmask_set() - fill a struct kevent_sigmask for kevent_get_events()
- * @ks:   the structure to fill.
- * @mask: the signal mask to install during the wait; must stay valid
- *        until the call returns.
- */
-static inline void kevent_sigmask_set(struct kevent_sigmask *ks,
-				      const sigset_t *mask)
-{
-	ks->sigmask = (uint64_t)(uintptr_t)mask;
-	ks->sigsetsize = KEVENT_SIGSET_SIZE;
+		       args, args ? sizeof(*args) : 0);
 }
 
 /**
@@ -289,19 +298,19 @@ static inline int kevent_aio_sendfile(int fd, int sock, int file_fd,
 
 /**
  * kevent_wait() - have ready events in an instance's mapped ring
- * @fd:      an instance made with ring_entries.
- * @min_nr:  wait until the ring holds this many unconsumed events.
- * @timeout: relative; NULL waits for ever, {0, 0} does not wait.
- * @sig:     NULL, or a signal mask to install during the wait.
+ * @fd:     an instance made with ring_entries.
+ * @min_nr: wait until the ring holds this many unconsumed events.
+ * @args:   NULL (no time limit, no signal mask), or the timeout and signal
+ *          mask of the wait (kevent_wait_args_set()).
  *
  * Return: the events it added (on a posted ring: the events in the ring),
  * or -1 with errno set.
  */
 static inline int kevent_wait(int fd, unsigned int min_nr,
-			      const struct __kernel_timespec *timeout,
-			      const struct kevent_sigmask *sig)
+			      const struct kevent_wait_args *args)
 {
-	return syscall(__NR_kevent_wait, fd, min_nr, timeout, sig);
+	return syscall(__NR_kevent_wait, fd, min_nr, args,
+		       args ? sizeof(*args) : 0);
 }
 
 #include <sys/mman.h>
@@ -359,7 +368,7 @@ static inline int kevent_ring_claim(struct kevent_ring *r, struct ukevent *out)
  * @fd: an instance made with ring_entries.
  * @s:  the changes (@s->changes, @s->nr_changes entries of
  *      @s->change_size bytes: kevent_submit_set() fills it) and the wait
- *      (@s->min_nr, @s->timeout, @s->sigmask, as kevent_wait()'s).
+ *      (@s->min_nr and @s->wait, as kevent_wait()'s).
  *
  * Each change is carried out with its own command, in order, and its
  * result written back into it: ret_error (check each one!) and, for
@@ -378,21 +387,20 @@ static inline int kevent_submit(int fd, struct kevent_submit *s)
 /*
  * kevent_submit_set() - fill @s for @nr changes at @changes, waiting until
  * the ring holds @min_nr events (0: never sleep), for at most @timeout
- * (NULL: no limit), with @sig installed meanwhile (NULL: none).
+ * (NULL: no limit), with @mask installed meanwhile (NULL: none).
  */
 static inline void kevent_submit_set(struct kevent_submit *s,
 				     struct kevent_change *changes,
 				     unsigned int nr, unsigned int min_nr,
 				     const struct __kernel_timespec *timeout,
-				     const struct kevent_sigmask *sig)
+				     const sigset_t *mask)
 {
 	memset(s, 0, sizeof(*s));
 	s->changes = (uint64_t)(uintptr_t)changes;
 	s->nr_changes = nr;
 	s->change_size = sizeof(*changes);
 	s->min_nr = min_nr;
-	s->timeout = (uint64_t)(uintptr_t)timeout;
-	s->sigmask = (uint64_t)(uintptr_t)sig;
+	kevent_wait_args_set(&s->wait, timeout, mask);
 }
 
 /*

@@ -29,8 +29,12 @@
 static int ready(int kfd, int *id)
 {
 	struct __kernel_timespec ts = kevent_ms(100);
+	struct kevent_wait_args wa;
 	struct ukevent ev;
-	int n = kevent_get_events(kfd, 1, 1, &ev, &ts, NULL);
+	int n;
+
+	kevent_wait_args_set(&wa, &ts, NULL);
+	n = kevent_get_events(kfd, 1, 1, &ev, &wa);
 
 	if (n == 1)
 		*id = (int)ev.id;

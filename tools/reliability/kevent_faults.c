@@ -709,16 +709,17 @@ static void account(struct st *st, const struct ukevent *ev)
 /* One look at the instance, unarmed: events into account(); -errno. */
 static long collect_once(struct st *st, long ms)
 {
-	struct __kernel_timespec ts = kt_ms(ms);
+	struct kevent_wait_args wa = kt_wait_args(ms, NULL);
 	long n, i;
 
 	if (!st->ring) {
-		n = sys_kevent_get_events(st->kfd, 0, 64, evbuf, &ts, NULL);
+		n = sys_kevent_get_events(st->kfd, 0, 64, evbuf, &wa,
+					  sizeof(wa));
 		for (i = 0; i < n; i++)
 			account(st, &evbuf[i]);
 		return n;
 	}
-	n = sys_kevent_wait(st->kfd, 0, &ts, NULL);
+	n = sys_kevent_wait(st->kfd, 0, &wa, sizeof(wa));
 	if (n < 0)
 		return n;
 	ring_sane(st);
@@ -1200,7 +1201,13 @@ static void check_batch_other(const struct step *t, long ret, bool inj)
  * What it could not copy out stays queued (kevent.rst): the follow-up
  * collections deliver the rest, each event once.
  */
-static struct kevent_sigmask sigarg;
+/* Each call waits 50 ms at most; the masked one with SIGUSR1 blocked. */
+static struct kevent_wait_args wait_plain = {
+	.timeout = { 0, 50000000 }, .flags = KEVENT_WAIT_TIMEOUT,
+};
+static struct kevent_wait_args wait_masked = {
+	.timeout = { 0, 50000000 }, .flags = KEVENT_WAIT_TIMEOUT,
+};
 static sigset_t sigmask_wait;
 
 static void prep_fired(const struct step *t)
@@ -1214,22 +1221,21 @@ static void prep_fired(const struct step *t)
 			S.src[i].ops->pump(&S.src[i]);
 	sigemptyset(&sigmask_wait);
 	sigaddset(&sigmask_wait, SIGUSR1);
-	sigarg.sigmask = (uintptr_t)&sigmask_wait;
-	sigarg.sigsetsize = KERNEL_SIGSET_SIZE;
+	wait_masked.sigmask = (uintptr_t)&sigmask_wait;
+	wait_masked.sigsetsize = KERNEL_SIGSET_SIZE;
 }
-
-static struct __kernel_timespec ts_wait = { 0, 50000000 };
 
 static long call_get(const struct step *t)
 {
-	return sys_kevent_get_events(S.kfd, 1, 64, evbuf, &ts_wait,
-				     t->flags & 1 ? &sigarg : NULL);
+	return sys_kevent_get_events(S.kfd, 1, 64, evbuf,
+				     t->flags & 1 ? &wait_masked : &wait_plain,
+				     sizeof(wait_plain));
 }
 
 static long call_wait(const struct step *t)
 {
 	(void)t;
-	return sys_kevent_wait(S.kfd, 1, &ts_wait, NULL);
+	return sys_kevent_wait(S.kfd, 1, &wait_plain, sizeof(wait_plain));
 }
 
 static void check_delivery(const struct step *t, long ret, bool inj)
