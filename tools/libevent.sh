@@ -86,10 +86,12 @@ deb_src() {
 	"${sudo[@]}" apt-get update
 }
 
-# Fetch, patch and build, again only when the patches changed.
+# Fetch, patch and build, again only when the patches or the series'
+# UAPI header changed (a binary built against another struct ukevent
+# would talk to the kernel in the wrong layout).
 build_libevent() {
 	local stamp sum
-	sum=$(cat "${PATCHES[@]}" | sha256sum | cut -d' ' -f1)
+	sum=$(cat "${PATCHES[@]}" "$HDR/linux/kevent.h" | sha256sum | cut -d' ' -f1)
 	stamp=$LEV/stamp
 	if [ "$(cat "$stamp" 2>/dev/null)" = "$sum" ] && [ -x "$OBJ/test/.libs/regress" ]; then
 		return
@@ -210,7 +212,9 @@ make_initramfs() {
 	"$gen" "$LIST" >"$LEV/initramfs.cpio"
 }
 
-if [ ! -f "$HDR/linux/kevent.h" ]; then
+# Always: make brings them up to date with the tree, and does nothing
+# when they are.
+if [ -z "${UAPI:-}" ]; then
 	need_tree
 	log "installing UAPI headers into $HDR"
 	make -s -C "$TREE" ARCH=x86_64 O="$KDIR" headers
