@@ -2,8 +2,8 @@
 # Pack the initramfs that tools/selftests.sh boots: a static /init
 # (tools/initramfs/init.c), the kevent kselftests in /tests, the same
 # kselftests built as i386 programs (-m32) in /tests32, and the programs
-# of tools/examples in /bin, all statically linked against the UAPI
-# headers of the test kernel. Needs the kernel built in $KDIR, with
+# of tools/examples and libkevent's tests in /bin, all statically linked
+# against the UAPI headers of the test kernel. Needs the kernel built in $KDIR, with
 # IA32_EMULATION for the programs of /tests32.
 #
 #   tools/initramfs.sh      writes $BUILD/initramfs.cpio
@@ -96,6 +96,19 @@ for src in "$ROOT"/tools/examples/*.c; do
 	"$CC" "${CFLAGS[@]}" -pthread -I"$ROOT/tools/include" -o "$KSFT/bin/$name" "$src"
 	examples+=("$name")
 done
+
+# libkevent (tools/lib/kevent), static, and its tests, linked against it:
+# each test/NAME.c is /bin/libkevent-NAME, run with the tests.
+LIBKEVENT=$ROOT/tools/lib/kevent
+log "building libkevent and its tests"
+make -s -C "$LIBKEVENT" CC="$CC" KHDR="$KDIR/usr/include" \
+	O="$KSFT/libkevent" TEST_LDFLAGS=-static all test
+for prog in "$KSFT/libkevent/bin"/*; do
+	name=libkevent-$(basename "$prog")
+	mv "$prog" "$KSFT/bin/$name"
+	examples+=("$name")
+done
+rm -rf "$KSFT/libkevent"
 
 # Is program $1 to be run? All are, unless KEVENT_TESTS names some.
 selected() {

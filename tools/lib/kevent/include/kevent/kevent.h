@@ -1,0 +1,325 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT */
+/*
+ * libkevent: the user-space library of the kevent system calls.
+ *
+ * kevent is one file descriptor that reports events of many kinds (see
+ * <linux/kevent.h> and Documentation/userspace-api/kevent.rst). This
+ * library gives a program:
+ *
+ *   kevent_probe()          is kevent here? Decided without a system call
+ *                           by number, so that a kernel that gave those
+ *                           numbers to something else is never called;
+ *   kevent_init() ...       the system calls, refused with -ENOSYS where
+ *                           the probe says no;
+ *   struct kevent_queue     an instance and its mapped ring: init, exit,
+ *                           and the ring read in place (peek, advance,
+ *                           copy out) without a system call;
+ *   struct kevent_batch     changes (add, remove, modify, trigger, send)
+ *                           collected, carried out with kevent_ctl() or,
+ *                           with a wait, in one kevent_submit(), each
+ *                           entry's result read afterwards.
+ *
+ * Every function returns 0 or a count on success and a negative errno on
+ * failure, as liburing's do: errno is not used.
+ *
+ * Memory ordering of the mapped ring (Documentation/userspace-api/
+ * kevent.rst, "The ring"): the kernel writes slots and then head, with
+ * release semantics; the consumer reads head with acquire semantics
+ * before it reads the slots head covers, and stores tail with release
+ * semantics after it has read the slots it gives back. kevent_ring_peek()
+ * and kevent_ring_advance() do exactly that; between them the slots are
+ * the caller's to read. One thread consumes a ring with peek and advance;
+ * threads that share one use kevent_ring_claim(), which copies an event
+ * out and moves tail by compare-and-swap.
+ *
+ * The kernel's <linux/kevent.h> comes with the library, as <kevent/uapi.h>:
+ *
+ *   cc app.c $(pkg-config --cflags --libs libkevent)
+ */
+#ifndef LIBKEVENT_KEVENT_H
+#define LIBKEVENT_KEVENT_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/time_types.h>
+#include <kevent/uapi.h>	/* <linux/kevent.h> of the kernel it was built for */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LIBKEVENT_VERSION_MAJOR	0
+#define LIBKEVENT_VERSION_MINOR	1
+#define LIBKEVENT_VERSION	"0.1"
+
+/* The version of the library the program runs with (the shared one's). */
+int kevent_version_major(void);
+int kevent_version_minor(void);
+
+/**
+ * kevent_probe() - is kevent available?
+ *
+ * Decided from /proc/sys/user/max_kevents, the per-user limit that comes
+ * with kevent, before any system call is made: on a kernel without kevent
+ * the system call numbers may belong to other calls. Without /proc
+ * mounted the answer is no. The answer is kept for the process's life.
+ *
+ * Return: 0 if kevent is here, -ENOSYS if not.
+ */
+int kevent_probe(void);
+
+/*
+ * The system calls. Each returns what the kernel returned, a negative
+ * errno on failure, and -ENOSYS without a call where kevent_probe() says
+ * no. The arguments are those of the system calls (<linux/kevent.h>).
+ */
+int kevent_init(unsigned int ring_entries, unsigned int flags);
+int kevent_ctl(int fd, unsigned int cmd, unsigned int num,
+	       struct ukevent *arg, unsigned int flags);
+int kevent_get_events(int fd, unsigned int min_nr, unsigned int max_nr,
+		      struct ukevent *buf, const struct kevent_wait_args *args);
+int kevent_wait(int fd, unsigned int min_nr,
+		const struct kevent_wait_args *args);
+int kevent_submit(int fd, struct kevent_submit *s);
+
+/*
+ * Size of the kernel's sigset_t, what kevent_wait_args.sigsetsize holds
+ * (the C library's sigset_t is larger; the kernel reads this much of it).
+ */
+#define KEVENT_SIGSET_SIZE	(_NSIG / 8)
+
+/**
+ * kevent_wait_args_set() - fill the wait arguments of a waiting call
+ * @wa:      the structure to fill.
+ * @timeout: relative; NULL waits without a limit, {0, 0} does not wait.
+ * @sigmask: NULL, or the address of a signal mask (a sigset_t) installed
+ *           for the wait, as ppoll() does; valid until the call returns.
+ */
+void kevent_wait_args_set(struct kevent_wait_args *wa,
+			  const struct __kernel_timespec *timeout,
+			  const void *sigmask);
+
+/**
+ * struct kevent_queue - an instance, with its mapped ring if it has one
+ * @fd:      the instance's file descriptor.
+ * @flags:   the flags it was made with (KEVENT_CLOEXEC, KEVENT_RING_POST).
+ * @entries: the ring's slots, 0 without a ring.
+ * @ring:    the mapped ring's header, NULL without a ring.
+ * @events:  the ring's slots.
+ * @mask:    @entries - 1.
+ *
+ * The fields are read-only to the program.
+ */
+struct kevent_queue {
+	int			fd;
+	unsigned int		flags;
+	unsigned int		entries;
+	unsigned int		mask;
+	struct kevent_ring	*ring;
+	struct ukevent		*events;
+};
+
+/**
+ * kevent_queue_init() - make an instance, and map its ring
+ * @q:       filled in.
+ * @entries: 0 for no ring, or its slots: a power of two, at most
+ *           KEVENT_RING_MAX_ENTRIES.
+ * @flags:   KEVENT_CLOEXEC; KEVENT_RING_POST for a ring into which events
+ *           are written as they happen (needs @entries).
+ *
+ * Return: 0, or a negative errno (nothing is left open).
+ */
+int kevent_queue_init(struct kevent_queue *q, unsigned int entries,
+		      unsigned int flags);
+
+/* Unmap the ring and close the instance; @q may then be made again. */
+void kevent_queue_exit(struct kevent_queue *q);
+
+/**
+ * kevent_ring_map() - map the ring of an instance made elsewhere
+ * @q:       filled in; @q->fd is @fd, which stays the caller's to close
+ *           (kevent_ring_unmap() does not close it).
+ * @fd:      an instance made with a ring of @entries slots.
+ * @entries: its slots.
+ *
+ * Return: 0, or a negative errno (-ENODEV: the instance has no ring).
+ */
+int kevent_ring_map(struct kevent_queue *q, int fd, unsigned int entries);
+
+/* Unmap the ring mapped by kevent_ring_map() or kevent_queue_init(). */
+void kevent_ring_unmap(struct kevent_queue *q);
+
+/**
+ * kevent_queue_wait() - wait until the ring holds @min_nr events
+ * @q:       a queue with a ring.
+ * @min_nr:  0 fills the ring without sleeping.
+ * @timeout: NULL waits without a limit.
+ *
+ * Return: what kevent_wait() returns: on a posted ring, the events in the
+ * ring; otherwise the events it moved into the ring.
+ */
+int kevent_queue_wait(struct kevent_queue *q, unsigned int min_nr,
+		      const struct __kernel_timespec *timeout);
+
+/**
+ * kevent_ring_ready() - how many events the ring holds for the consumer
+ * @q: a queue with a ring.
+ *
+ * Return: the count; more than @q->entries means that the ring's indexes
+ * were overwritten (kevent_ring_copy() reports it as -EINVAL).
+ */
+static inline unsigned int kevent_ring_ready(const struct kevent_queue *q)
+{
+	return __atomic_load_n(&q->ring->head, __ATOMIC_ACQUIRE) -
+	       __atomic_load_n(&q->ring->tail, __ATOMIC_RELAXED);
+}
+
+/**
+ * kevent_ring_peek() - the oldest event in the ring, read in place
+ * @q: a queue with a ring, consumed by this thread only.
+ *
+ * Return: the event, which stays valid until kevent_ring_advance() gives
+ * its slot back, or NULL if the ring is empty.
+ */
+static inline struct ukevent *kevent_ring_peek(struct kevent_queue *q)
+{
+	unsigned int tail = __atomic_load_n(&q->ring->tail, __ATOMIC_RELAXED);
+
+	if (tail == __atomic_load_n(&q->ring->head, __ATOMIC_ACQUIRE))
+		return NULL;
+	return &q->events[tail & q->mask];
+}
+
+/* Give back the @nr oldest slots, read with kevent_ring_peek(). */
+static inline void kevent_ring_advance(struct kevent_queue *q, unsigned int nr)
+{
+	unsigned int tail = __atomic_load_n(&q->ring->tail, __ATOMIC_RELAXED);
+
+	__atomic_store_n(&q->ring->tail, tail + nr, __ATOMIC_RELEASE);
+}
+
+/**
+ * kevent_ring_copy() - copy events out of the ring and give their slots back
+ * @q:   a queue with a ring, consumed by this thread only.
+ * @out: room for @max events.
+ * @max: at most this many.
+ *
+ * Return: the number copied (0: the ring is empty), or -EINVAL if the
+ * ring's indexes were overwritten.
+ */
+int kevent_ring_copy(struct kevent_queue *q, struct ukevent *out,
+		     unsigned int max);
+
+/**
+ * kevent_ring_claim() - take one event from a ring shared by threads
+ * @q:   a queue with a ring.
+ * @out: filled with the event.
+ *
+ * The slot is copied before tail moves past it, and tail moves by
+ * compare-and-swap, so each event goes to exactly one thread.
+ *
+ * Return: 1 with an event in @out, 0 if the ring is empty.
+ */
+int kevent_ring_claim(struct kevent_queue *q, struct ukevent *out);
+
+/*
+ * Flags the kernel sets in the ring's header: KEVENT_RING_FULL (events
+ * wait in the kernel for free slots), KEVENT_RING_PENDING (on a posted
+ * ring, events wait that only kevent_queue_wait() moves in).
+ */
+static inline unsigned int kevent_ring_flags(const struct kevent_queue *q)
+{
+	return __atomic_load_n(&q->ring->flags, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * The result a batch entry has before it is carried out; an entry that
+ * still has it afterwards was not reached (the call stopped before it).
+ * No command returns it.
+ */
+#define KEVENT_NOT_REACHED	INT32_MIN
+
+/**
+ * struct kevent_batch - changes collected to be carried out together
+ * @changes:  the caller's array, of @capacity entries.
+ * @nr:       entries collected so far.
+ * @capacity: room in @changes.
+ *
+ * Entries are carried out in order, each with its own command; each
+ * one's result is written back into it: kevent_batch_result().
+ */
+struct kevent_batch {
+	struct kevent_change	*changes;
+	unsigned int		nr;
+	unsigned int		capacity;
+};
+
+/* Start an empty batch in @changes, room for @capacity entries. */
+void kevent_batch_init(struct kevent_batch *b, struct kevent_change *changes,
+		       unsigned int capacity);
+
+/* Empty the batch, to collect again. */
+static inline void kevent_batch_reset(struct kevent_batch *b)
+{
+	b->nr = 0;
+}
+
+/**
+ * kevent_batch_add() - add an entry with command @cmd
+ * @b:   the batch.
+ * @cmd: KEVENT_CTL_ADD, _REMOVE, _MODIFY, _TRIGGER or _SEND.
+ *
+ * Return: the entry, zeroed, for the caller to fill (type, id, event,
+ * req_flags, user_data, args), or NULL if the batch is full.
+ */
+struct ukevent *kevent_batch_add(struct kevent_batch *b, unsigned int cmd);
+
+/**
+ * kevent_batch_ctl() - carry the batch out with kevent_ctl()
+ * @q: the queue; a ring is not needed.
+ * @b: the batch.
+ *
+ * Consecutive entries with the same command go in one call.
+ *
+ * Return: the number of entries carried out (their results say how each
+ * went), or the negative errno of a call refused as a whole, which stops
+ * the batch there: the entries from that one on keep KEVENT_NOT_REACHED.
+ */
+int kevent_batch_ctl(struct kevent_queue *q, struct kevent_batch *b);
+
+/**
+ * kevent_batch_submit() - carry the batch out and wait, in one system call
+ * @q:       a queue with a ring.
+ * @b:       the batch (may be empty: then only the wait).
+ * @min_nr:  wait until the ring holds this many events (0: do not sleep).
+ * @timeout: NULL waits without a limit.
+ *
+ * The changes are made whatever the wait returns; each entry's result
+ * says how it went.
+ *
+ * Return: what kevent_queue_wait() returns, or a negative errno.
+ */
+int kevent_batch_submit(struct kevent_queue *q, struct kevent_batch *b,
+			unsigned int min_nr,
+			const struct __kernel_timespec *timeout);
+
+/* Entry @i's result: 0, a negative errno, or KEVENT_NOT_REACHED. */
+static inline int kevent_batch_result(const struct kevent_batch *b,
+				      unsigned int i)
+{
+	return b->changes[i].ev.ret_error;
+}
+
+/* The entry @i, with what the kernel wrote back (ret_data, ret_flags). */
+static inline struct ukevent *kevent_batch_entry(struct kevent_batch *b,
+						 unsigned int i)
+{
+	return &b->changes[i].ev;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LIBKEVENT_KEVENT_H */
