@@ -17,7 +17,10 @@
  *   struct kevent_batch     changes (add, remove, modify, trigger, send)
  *                           collected, carried out with kevent_ctl() or,
  *                           with a wait, in one kevent_submit(), each
- *                           entry's result read afterwards.
+ *                           entry's result read afterwards;
+ *   kevent_prep_*()         an entry of each type filled in, for a batch
+ *                           (kevent_batch_add()) or a single call
+ *                           (kevent_queue_ctl1()).
  *
  * Every function returns 0 or a count on success and a negative errno on
  * failure, as liburing's do: errno is not used.
@@ -42,6 +45,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <linux/time_types.h>
 #include <kevent/uapi.h>	/* <linux/kevent.h> of the kernel it was built for */
 
@@ -316,6 +320,185 @@ static inline struct ukevent *kevent_batch_entry(struct kevent_batch *b,
 						 unsigned int i)
 {
 	return &b->changes[i].ev;
+}
+
+/*
+ * Entries of each type. Each kevent_prep_*() fills every field of @uk:
+ * those it does not name are zeroed (the kernel refuses reserved fields
+ * that are not). @req_flags: 0 (level-triggered), KEVENT_REQ_ET or
+ * KEVENT_REQ_ONESHOT. @user_data comes back in every event.
+ */
+static inline void kevent_prep(struct ukevent *uk, uint16_t type, uint64_t id,
+			       uint32_t event, uint16_t req_flags,
+			       uint64_t user_data)
+{
+	memset(uk, 0, sizeof(*uk));
+	uk->type = type;
+	uk->id = id;
+	uk->event = event;
+	uk->req_flags = req_flags;
+	uk->user_data = user_data;
+}
+
+/*
+ * The key alone, for KEVENT_CTL_REMOVE, and for KEVENT_CTL_TRIGGER of a
+ * user event or of a stopped multishot receive.
+ */
+static inline void kevent_prep_key(struct ukevent *uk, uint16_t type,
+				   uint64_t id)
+{
+	kevent_prep(uk, type, id, 0, 0, 0);
+}
+
+/* A user event @id, fired by KEVENT_CTL_TRIGGER; ret_data: the triggers. */
+static inline void kevent_prep_user(struct ukevent *uk, uint64_t id,
+				    uint16_t req_flags, uint64_t user_data)
+{
+	kevent_prep(uk, KEVENT_TYPE_USER, id, KEVENT_USER_TRIGGER, req_flags,
+		    user_data);
+}
+
+/* Readiness of file @fd, in poll() bits (POLLIN, ...); ret_data: revents. */
+static inline void kevent_prep_poll(struct ukevent *uk, int fd,
+				    uint32_t poll_events, uint16_t req_flags,
+				    uint64_t user_data)
+{
+	kevent_prep(uk, KEVENT_TYPE_POLL, (uint32_t)fd, poll_events, req_flags,
+		    user_data);
+}
+
+/*
+ * Socket @sock's KEVENT_SOCKET_* events; ret_data: KEVENT_SOCKET_READY()
+ * and, for KEVENT_SOCKET_ACCEPT, KEVENT_SOCKET_BACKLOG().
+ */
+static inline void kevent_prep_socket(struct ukevent *uk, int sock,
+				      uint32_t events, uint16_t req_flags,
+				      uint64_t user_data)
+{
+	kevent_prep(uk, KEVENT_TYPE_SOCKET, (uint32_t)sock, events, req_flags,
+		    user_data);
+}
+
+/*
+ * Timer @id: first expiry @first_ns from now (or, with
+ * KEVENT_TIMER_ABSTIME in @clock_flags, at that time of its clock), then
+ * every @period_ns (0: once). @clock_flags: KEVENT_TIMER_ABSTIME,
+ * KEVENT_TIMER_REALTIME or KEVENT_TIMER_BOOTTIME (default monotonic).
+ * ret_data: the expirations since the last delivery.
+ */
+static inline void kevent_prep_timer(struct ukevent *uk, uint64_t id,
+				     uint64_t first_ns, uint64_t period_ns,
+				     uint16_t clock_flags, uint16_t req_flags,
+				     uint64_t user_data)
+{
+	kevent_prep(uk, KEVENT_TYPE_TIMER, id, KEVENT_TIMER_EXPIRED, req_flags,
+		    user_data);
+	uk->args[0] = first_ns;
+	uk->args[1] = period_ns;
+	uk->arg_flags = clock_flags;
+}
+
+/*
+ * Entries created in (KEVENT_INODE_CREATE) or removed from
+ * (KEVENT_INODE_REMOVE) the directory open as @fd, or the removal of the
+ * file open as @fd; the inode is watched, @fd may be closed.
+ */
+static inline void kevent_prep_inode(struct ukevent *uk, int fd,
+				     uint32_t events, uint16_t req_flags,
+				     uint64_t user_data)
+{
+	kevent_prep(uk, KEVENT_TYPE_INODE, (uint32_t)fd, events, req_flags,
+		    user_data);
+}
+
+/*
+ * Signal @signo, which the collecting threads must block; ret_data:
+ * KEVENT_SIGNAL_PID() and KEVENT_SIGNAL_VALUE() or KEVENT_SIGNAL_CODE().
+ */
+static inline void kevent_prep_signal(struct ukevent *uk, int signo,
+				      uint16_t req_flags, uint64_t user_data)
+{
+	kevent_prep(uk, KEVENT_TYPE_SIGNAL, (uint32_t)signo,
+		    KEVENT_SIGNAL_RECEIVED, req_flags, user_data);
+}
+
+/*
+ * A receive on socket @sock into @buf, of at most @len bytes, done by the
+ * kernel when data comes; @tag tells apart operations in flight on one
+ * socket. ret_data: the bytes received. @buf stays pinned until then.
+ */
+static inline void kevent_prep_recv(struct ukevent *uk, int sock, uint32_t tag,
+				    void *buf, uint32_t len, uint64_t user_data)
+{
+	kevent_prep(uk, KEVENT_TYPE_AIO, KEVENT_AIO_ID(sock, tag),
+		    KEVENT_AIO_RECV, KEVENT_REQ_ONESHOT, user_data);
+	uk->args[0] = (uint64_t)(uintptr_t)buf;
+	uk->args[1] = len;
+}
+
+/*
+ * A send of the @len bytes at @buf on socket @sock: with KEVENT_CTL_ADD,
+ * all of it by the kernel, reported when done; with KEVENT_CTL_SEND, what
+ * the socket takes at once (ret_data) and the rest by the kernel
+ * (KEVENT_RET_MORE in ret_flags).
+ */
+static inline void kevent_prep_send(struct ukevent *uk, int sock, uint32_t tag,
+				    const void *buf, uint32_t len,
+				    uint64_t user_data)
+{
+	kevent_prep(uk, KEVENT_TYPE_AIO, KEVENT_AIO_ID(sock, tag),
+		    KEVENT_AIO_SEND, KEVENT_REQ_ONESHOT, user_data);
+	uk->args[0] = (uint64_t)(uintptr_t)buf;
+	uk->args[1] = len;
+}
+
+/*
+ * A send of @len bytes of file @file_fd from @offset on socket @sock;
+ * @arg_flags: 0, or KEVENT_AIO_PROGRESS for an event per chunk sent.
+ */
+static inline void kevent_prep_sendfile(struct ukevent *uk, int sock,
+					int file_fd, uint64_t offset,
+					uint64_t len, uint16_t arg_flags,
+					uint64_t user_data)
+{
+	kevent_prep(uk, KEVENT_TYPE_AIO, KEVENT_AIO_ID(sock, file_fd),
+		    KEVENT_AIO_SENDFILE, KEVENT_REQ_ONESHOT, user_data);
+	uk->args[0] = offset;
+	uk->args[1] = len;
+	uk->arg_flags = arg_flags;
+}
+
+/*
+ * A multishot receive on socket @sock into buffers taken from @ring, of
+ * @entries entries: an event per receive, KEVENT_AIO_RECV_BYTES() and
+ * KEVENT_AIO_RECV_BUF() in ret_data, KEVENT_RET_MORE while it goes on.
+ */
+static inline void kevent_prep_recv_multi(struct ukevent *uk, int sock,
+					  uint32_t tag,
+					  struct kevent_buf_ring *ring,
+					  uint32_t entries, uint64_t user_data)
+{
+	kevent_prep(uk, KEVENT_TYPE_AIO, KEVENT_AIO_ID(sock, tag),
+		    KEVENT_AIO_RECV_MULTI, KEVENT_REQ_ONESHOT, user_data);
+	uk->args[0] = (uint64_t)(uintptr_t)ring;
+	uk->args[1] = entries;
+}
+
+/**
+ * kevent_queue_ctl1() - carry out one entry
+ * @q:   the queue.
+ * @cmd: KEVENT_CTL_*.
+ * @uk:  the entry; its result is written back into it.
+ *
+ * Return: the entry's result (0 or a negative errno), or the negative
+ * errno of the call.
+ */
+static inline int kevent_queue_ctl1(struct kevent_queue *q, unsigned int cmd,
+				    struct ukevent *uk)
+{
+	int ret = kevent_ctl(q->fd, cmd, 1, uk, 0);
+
+	return ret < 0 ? ret : uk->ret_error;
 }
 
 #ifdef __cplusplus
