@@ -20,7 +20,9 @@
  *                           entry's result read afterwards;
  *   kevent_prep_*()         an entry of each type filled in, for a batch
  *                           (kevent_batch_add()) or a single call
- *                           (kevent_queue_ctl1()).
+ *                           (kevent_queue_ctl1());
+ *   struct kevent_bufs      the buffer ring a multishot receive takes its
+ *                           buffers from: add, publish, recycle.
  *
  * Every function returns 0 or a count on success and a negative errno on
  * failure, as liburing's do: errno is not used.
@@ -42,6 +44,7 @@
 #ifndef LIBKEVENT_KEVENT_H
 #define LIBKEVENT_KEVENT_H
 
+#include <errno.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -499,6 +502,98 @@ static inline int kevent_queue_ctl1(struct kevent_queue *q, unsigned int cmd,
 	int ret = kevent_ctl(q->fd, cmd, 1, uk, 0);
 
 	return ret < 0 ? ret : uk->ret_error;
+}
+
+/**
+ * struct kevent_bufs - a buffer ring for multishot receives
+ * @ring:    the ring, in memory shared with the kernel.
+ * @entries: its entries, a power of two.
+ * @mask:    @entries - 1.
+ * @tail:    where the next buffer goes; the kernel sees the buffers
+ *           before it once kevent_bufs_publish() has stored it.
+ *
+ * The program gives buffers by adding them at the tail; a receive takes
+ * them at the head, and its event names the buffer by its id
+ * (KEVENT_AIO_RECV_BUF()). The buffer is the program's from that event
+ * until it is added again (kevent_bufs_recycle()). One thread adds.
+ */
+struct kevent_bufs {
+	struct kevent_buf_ring	*ring;
+	unsigned int		entries;
+	unsigned int		mask;
+	unsigned int		tail;
+};
+
+/**
+ * kevent_bufs_init() - make an empty buffer ring
+ * @br:      filled in.
+ * @entries: a power of two, at most KEVENT_BUF_RING_MAX.
+ *
+ * Return: 0, or a negative errno.
+ */
+int kevent_bufs_init(struct kevent_bufs *br, unsigned int entries);
+
+/* Free the ring; no receive may use it any more. */
+void kevent_bufs_exit(struct kevent_bufs *br);
+
+/* Buffers given and not yet taken by a receive. */
+static inline unsigned int kevent_bufs_available(const struct kevent_bufs *br)
+{
+	return br->tail - __atomic_load_n(&br->ring->head, __ATOMIC_ACQUIRE);
+}
+
+/**
+ * kevent_bufs_add() - write a buffer at the tail, not given yet
+ * @br:   the buffer ring.
+ * @addr: the buffer...
+ * @len:  ...of @len bytes, not 0;
+ * @bid:  the id its receive's event reports.
+ *
+ * Return: 0, or -ENOSPC if the ring holds as many buffers as it has
+ * entries (the buffer would overwrite one the kernel has not taken).
+ */
+static inline int kevent_bufs_add(struct kevent_bufs *br, void *addr,
+				  uint32_t len, uint32_t bid)
+{
+	struct kevent_buf *b;
+
+	if (kevent_bufs_available(br) >= br->entries)
+		return -ENOSPC;
+	b = &br->ring->bufs[br->tail & br->mask];
+	b->addr = (uint64_t)(uintptr_t)addr;
+	b->len = len;
+	b->bid = bid;
+	br->tail++;
+	return 0;
+}
+
+/* Give the kernel the buffers added so far (a release store of tail). */
+static inline void kevent_bufs_publish(struct kevent_bufs *br)
+{
+	__atomic_store_n(&br->ring->tail, br->tail, __ATOMIC_RELEASE);
+}
+
+/*
+ * Give back a buffer whose event was read: add and publish. A receive
+ * stopped for want of buffers (ret_error -ENOBUFS) resumes at its
+ * socket's next wakeup, or at once with a KEVENT_CTL_TRIGGER of its key.
+ */
+static inline int kevent_bufs_recycle(struct kevent_bufs *br, void *addr,
+				      uint32_t len, uint32_t bid)
+{
+	int ret = kevent_bufs_add(br, addr, len, bid);
+
+	if (!ret)
+		kevent_bufs_publish(br);
+	return ret;
+}
+
+/* A multishot receive on @sock taking its buffers from @br. */
+static inline void kevent_prep_recv_bufs(struct ukevent *uk, int sock,
+					 uint32_t tag, struct kevent_bufs *br,
+					 uint64_t user_data)
+{
+	kevent_prep_recv_multi(uk, sock, tag, br->ring, br->entries, user_data);
 }
 
 #ifdef __cplusplus
