@@ -98,17 +98,25 @@ for src in "$ROOT"/tools/examples/*.c; do
 done
 
 # libkevent (tools/lib/kevent), static, and its tests, linked against it:
-# each test/NAME.c is /bin/libkevent-NAME, run with the tests.
+# each test/NAME.c is /bin/libkevent-NAME, run with the tests, and
+# /tests32/libkevent-NAME, the same as an i386 program on an i386 build
+# of the library.
 LIBKEVENT=$ROOT/tools/lib/kevent
-log "building libkevent and its tests"
-make -s -C "$LIBKEVENT" CC="$CC" KHDR="$KDIR/usr/include" \
-	O="$KSFT/libkevent" TEST_LDFLAGS=-static all test
-for prog in "$KSFT/libkevent/bin"/*; do
-	name=libkevent-$(basename "$prog")
-	mv "$prog" "$KSFT/bin/$name"
-	examples+=("$name")
+log "building libkevent and its tests, x86_64 and i386"
+for abi in 64 32; do
+	make -s -C "$LIBKEVENT" CC="$CC -m$abi" KHDR="$KDIR/usr/include" \
+		O="$KSFT/libkevent$abi" TEST_LDFLAGS=-static all test
+	for prog in "$KSFT/libkevent$abi/bin"/*; do
+		name=libkevent-$(basename "$prog")
+		if [ $abi = 64 ]; then
+			mv "$prog" "$KSFT/bin/$name"
+			examples+=("$name")
+		else
+			mv "$prog" "$KSFT/tests32/$name"
+		fi
+	done
+	rm -rf "$KSFT/libkevent$abi"
 done
-rm -rf "$KSFT/libkevent"
 
 # Is program $1 to be run? All are, unless KEVENT_TESTS names some.
 selected() {

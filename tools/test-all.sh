@@ -1,7 +1,8 @@
 #!/bin/bash
 # Run every test, as CI does: install what is missing, make the tree from
 # kevent.mbox, build the test kernel and run KUnit in it, then the
-# userspace tests, then libevent's regression suite on its kevent backend
+# userspace tests (libkevent's among them, and its checks on this
+# machine), then libevent's regression suite on its kevent backend
 # in the same kernel (libevent.sh), then check each patch on its own
 # (check-patches.sh) and link it in other configurations
 # (check-configs.sh). The last line is "N passed, N failed", the sum of
@@ -28,6 +29,10 @@ status=0
 # selftests on the same kernel: the series changes eventpoll, __fput()
 # and scm.c.
 "$tools/kernel-selftests.sh" || status=1
+# libkevent on this machine: installed, its shared library's soname and
+# exports, programs built with pkg-config, the probe without kevent (its
+# tests in the guest ran with the kselftests).
+"$tools/libkevent-check.sh" || status=1
 # A real event library on kevent: libevent's regress suite on its kevent
 # backend (8.5 minutes on a busy 2-core host: 4.5 to build libevent, 4
 # for the boot); epoll and poll are left to tools/libevent.sh by hand.
@@ -39,7 +44,7 @@ BACKENDS=kevent "$tools/libevent.sh" || status=1
 "$tools/check-configs.sh" || status=1
 
 passed=0 failed=0
-for name in kunit kselftest own libevent patches configs; do
+for name in kunit kselftest own libkevent libevent patches configs; do
 	p=0 f=1
 	if [ -f "$RESULTS/$name" ]; then
 		read -r p f <"$RESULTS/$name"

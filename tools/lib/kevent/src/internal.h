@@ -24,6 +24,8 @@
 
 /* kevent_probe()'s answer, asked once: 0 or -ENOSYS. */
 int kevent__available(void);
+int kevent__probe_file(const char *path);
+void kevent__probe_set(int state);
 
 #define KEVENT_EXPORT __attribute__((visibility("default")))
 

@@ -15,22 +15,37 @@
 /* 0 not asked yet, 1 here, -ENOSYS not here. */
 static int kevent_probed;
 
+/*
+ * What @path says: 0 if it exists, -ENOSYS if it does not. Only a
+ * missing file is an answer: another error (no memory, say) may not be,
+ * and is returned to be asked again. Not static: the tests ask it of
+ * other paths.
+ */
+int kevent__probe_file(const char *path)
+{
+	if (access(path, F_OK) == 0)
+		return 0;
+	if (errno == ENOENT || errno == ENOTDIR)
+		return -ENOSYS;
+	return -errno;
+}
+
+/* For the tests: take @state (1 here, -ENOSYS not) as the answer. */
+void kevent__probe_set(int state)
+{
+	__atomic_store_n(&kevent_probed, state, __ATOMIC_RELAXED);
+}
+
 int kevent__available(void)
 {
 	int state = __atomic_load_n(&kevent_probed, __ATOMIC_RELAXED);
 
 	if (state == 0) {
-		/*
-		 * Only a missing file is an answer: another error (no
-		 * descriptor left, say) may not be, so it is asked again.
-		 */
-		if (access(KEVENT_PROBE_FILE, F_OK) == 0)
-			state = 1;
-		else if (errno == ENOENT || errno == ENOTDIR)
-			state = -ENOSYS;
-		else
-			return -errno;
-		__atomic_store_n(&kevent_probed, state, __ATOMIC_RELAXED);
+		state = kevent__probe_file(KEVENT_PROBE_FILE);
+		if (state && state != -ENOSYS)
+			return state;
+		state = state ?: 1;
+		kevent__probe_set(state);
 	}
 	return state == 1 ? 0 : state;
 }

@@ -212,6 +212,58 @@ static void test_bad_input(void)
 	kevent_queue_exit(&q);
 }
 
+/* Empty and NULL arrays, and a batch larger than the ring. */
+static void test_arrays(void)
+{
+	struct kevent_change changes[12];
+	struct kevent_queue q, plain;
+	struct kevent_batch b;
+	struct ukevent out, evs[4];
+	unsigned int i;
+	int ret, ok = 1;
+
+	REQUIRE(kevent_queue_init(&q, 4, 0) == 0, "queue with a ring of 4");
+	kevent_batch_init(&b, NULL, 0);
+	CHECK(!kevent_batch_add(&b, KEVENT_CTL_ADD), "a batch of no room: NULL");
+	CHECK(kevent_batch_ctl(&q, &b) == 0, "an empty batch by kevent_ctl: 0");
+	CHECK(kevent_batch_submit(&q, &b, 0, NULL) == 0,
+	      "an empty batch by kevent_submit: 0");
+	CHECK(kevent_ring_copy(&q, &out, 0) == 0, "a copy of 0 events: 0");
+	CHECK(kevent_ctl(q.fd, KEVENT_CTL_ADD, 1, NULL, 0) == -EFAULT,
+	      "kevent_ctl of NULL: -EFAULT");
+
+	/* An event that cannot be written out is not lost. */
+	REQUIRE(kevent_queue_init(&plain, 0, 0) == 0, "queue without a ring");
+	kevent_batch_init(&b, changes, 12);
+	add_and_trigger(&b, 400);
+	CHECK(kevent_batch_ctl(&plain, &b) == 2, "a triggered event");
+	CHECK(kevent_get_events(plain.fd, 1, 1, NULL, NULL) == -EFAULT,
+	      "kevent_get_events into NULL: -EFAULT");
+	CHECK(kevent_get_events(plain.fd, 1, 1, &out, NULL) == 1 &&
+	      out.id == 400, "the event comes to the next call");
+	kevent_queue_exit(&plain);
+
+	/* Twelve changes through a ring of four: changes are not events. */
+	kevent_batch_init(&b, changes, 12);
+	for (i = 0; i < 6; i++)
+		add_and_trigger(&b, 300 + i);
+	ret = kevent_batch_submit(&q, &b, 4, NULL);
+	CHECK(ret == 4, "12 changes, 6 events, a ring of 4: 4 in it (%d)", ret);
+	for (i = 0; i < 12; i++)
+		ok &= kevent_batch_result(&b, i) == 0;
+	CHECK(ok, "every change made");
+	CHECK(kevent_ring_flags(&q) & KEVENT_RING_FULL,
+	      "KEVENT_RING_FULL: the rest wait in the kernel");
+	kevent_batch_reset(&b);
+	ret = kevent_batch_submit(&q, &b, 5, NULL);
+	CHECK(ret == -EINVAL, "waiting for more than the ring holds: -EINVAL (%d)",
+	      ret);
+	CHECK(kevent_ring_copy(&q, evs, 4) == 4 &&
+	      kevent_queue_wait(&q, 0, NULL) == 2,
+	      "the other 2 come once there is room");
+	kevent_queue_exit(&q);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -220,5 +272,6 @@ int main(void)
 	test_submit_and_peek();
 	test_copy_and_claim();
 	test_bad_input();
+	test_arrays();
 	return ktest_done();
 }
