@@ -17,6 +17,8 @@ packages=(
 	qemu-system-x86 qemu-system-data
 	# the ext4 image of the inode tests
 	e2fsprogs
+	# libkevent's checks on the build machine (tools/libkevent-check.sh)
+	pkgconf
 )
 
 # --if-missing: do nothing when every package is installed already (the
