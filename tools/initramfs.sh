@@ -85,23 +85,13 @@ else
 	log "warning: no $SELFTESTS; the initramfs has no tests"
 fi
 
-# Every tools/examples/NAME.c is one program; the demo is among them.
-# Each must run to completion and exit 0 when all is well: they are run
-# with the tests too (linked into /tests), so the demo cannot rot.
-examples=()
-for src in "$ROOT"/tools/examples/*.c; do
-	[ -e "$src" ] || continue
-	name=$(basename "$src" .c)
-	log "building example $name"
-	"$CC" "${CFLAGS[@]}" -pthread -I"$ROOT/tools/include" -o "$KSFT/bin/$name" "$src"
-	examples+=("$name")
-done
-
 # libkevent (tools/lib/kevent), static, and its tests, linked against it:
 # each test/NAME.c is /bin/libkevent-NAME, run with the tests, and
 # /tests32/libkevent-NAME, the same as an i386 program on an i386 build
-# of the library.
+# of the library. The x86_64 build serves the examples below.
 LIBKEVENT=$ROOT/tools/lib/kevent
+LIBKEVENT64=$KSFT/libkevent64
+examples=()
 log "building libkevent and its tests, x86_64 and i386"
 for abi in 64 32; do
 	make -s -C "$LIBKEVENT" CC="$CC -m$abi" KHDR="$KDIR/usr/include" \
@@ -115,8 +105,22 @@ for abi in 64 32; do
 			mv "$prog" "$KSFT/tests32/$name"
 		fi
 	done
-	rm -rf "$KSFT/libkevent$abi"
 done
+
+# Every tools/examples/NAME.c is one program, on libkevent; the demo is
+# among them. Each must run to completion and exit 0 when all is well:
+# they are run with the tests too (linked into /tests), so the demo
+# cannot rot.
+for src in "$ROOT"/tools/examples/*.c; do
+	[ -e "$src" ] || continue
+	name=$(basename "$src" .c)
+	log "building example $name"
+	"$CC" "${CFLAGS[@]}" -pthread -I"$ROOT/tools/include" \
+		-I"$LIBKEVENT64/gen" -I"$LIBKEVENT/include" \
+		-o "$KSFT/bin/$name" "$src" "$LIBKEVENT64/libkevent.a"
+	examples+=("$name")
+done
+rm -rf "$KSFT/libkevent64" "$KSFT/libkevent32"
 
 # Is program $1 to be run? All are, unless KEVENT_TESTS names some.
 selected() {

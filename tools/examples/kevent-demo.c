@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kevent-demo: a tour of the kevent system calls.
+ * kevent-demo: a tour of kevent, on libkevent.
  *
  * Runs a series of small demonstrations, one function per event source
  * and feature, printing what it does and what the kernel reports. Each
@@ -8,16 +8,15 @@
  * them are as expected and 1 otherwise, so it doubles as a smoke test
  * inside a QEMU guest.
  *
- * Build (static, for an initramfs):
+ * Build, with libkevent installed (make -C tools/lib/kevent install):
  *
- *   make headers_install INSTALL_HDR_PATH=/tmp/khdr
- *   gcc -static -Wall -O2 -isystem /tmp/khdr/include -I tools/include \
- *       -o kevent-demo tools/examples/kevent-demo.c -lpthread
+ *   gcc -Wall -O2 -o kevent-demo tools/examples/kevent-demo.c -lpthread \
+ *       $(pkg-config --cflags --libs libkevent)
  *
- * To add a source (timers, sockets, ...): write one
- * "static int demo_<source>(int kfd)" function that returns 0 on success
- * and -1 on an unexpected result (use CHECK()), and add it to demos[] at
- * the end of the file.
+ * To add a source: write one
+ * "static int demo_<source>(struct kevent_queue *q)" function that
+ * returns 0 on success and -1 on an unexpected result (use CHECK()), and
+ * add it to demos[] at the end of the file.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -37,7 +36,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
-#include "kevent.h"
+#include <kevent/kevent.h>
 
 /* ------------------------------------------------------------------ */
 /* Reporting                                                           */
@@ -82,30 +81,18 @@ static const char *type_name(uint32_t type)
 	switch (type) {
 	case KEVENT_TYPE_USER:
 		return "user";
-#ifdef KEVENT_TYPE_POLL
 	case KEVENT_TYPE_POLL:
 		return "poll";
-#endif
-#ifdef KEVENT_TYPE_TIMER
 	case KEVENT_TYPE_TIMER:
 		return "timer";
-#endif
-#ifdef KEVENT_TYPE_INODE
 	case KEVENT_TYPE_INODE:
 		return "inode";
-#endif
-#ifdef KEVENT_TYPE_SOCKET
 	case KEVENT_TYPE_SOCKET:
 		return "socket";
-#endif
-#ifdef KEVENT_TYPE_AIO
 	case KEVENT_TYPE_AIO:
 		return "aio";
-#endif
-#ifdef KEVENT_TYPE_SIGNAL
 	case KEVENT_TYPE_SIGNAL:
 		return "signal";
-#endif
 	default:
 		return "?";
 	}
@@ -115,16 +102,12 @@ static void print_event(const struct ukevent *ev)
 {
 	char data[64];
 
-#ifdef KEVENT_TYPE_POLL
 	if (ev->type == KEVENT_TYPE_POLL)
 		snprintf(data, sizeof(data), "revents=%#" PRIx64 "%s%s",
 			 (uint64_t)ev->ret_data,
 			 ev->ret_data & POLLIN ? " (POLLIN)" : "",
 			 ev->ret_data & POLLHUP ? " (POLLHUP)" : "");
-	else
-#endif
-#ifdef KEVENT_TYPE_SOCKET
-	if (ev->type == KEVENT_TYPE_SOCKET)
+	else if (ev->type == KEVENT_TYPE_SOCKET)
 		snprintf(data, sizeof(data), "ready=%s%s%s%s%s backlog=%u",
 			 ev->ret_data & KEVENT_SOCKET_RECV ? " RECV" : "",
 			 ev->ret_data & KEVENT_SOCKET_SEND ? " SEND" : "",
@@ -132,14 +115,10 @@ static void print_event(const struct ukevent *ev)
 			 ev->ret_data & KEVENT_SOCKET_HUP ? " HUP" : "",
 			 ev->ret_data & KEVENT_SOCKET_ERROR ? " ERROR" : "",
 			 KEVENT_SOCKET_BACKLOG(ev->ret_data));
-	else
-#endif
-#ifdef KEVENT_TYPE_AIO
-	if (ev->type == KEVENT_TYPE_AIO)
+	else if (ev->type == KEVENT_TYPE_AIO)
 		snprintf(data, sizeof(data), "bytes=%" PRIu64 " error=%d",
 			 (uint64_t)ev->ret_data, ev->ret_error);
 	else
-#endif
 		snprintf(data, sizeof(data), "ret_data=%" PRIu64,
 			 (uint64_t)ev->ret_data);
 	printf("  event: type=%s id=%" PRIu64 " cookie=\"%s\" %s%s%s%s\n",
@@ -167,20 +146,52 @@ static void sleep_ms(long ms)
 }
 
 /*
+ * The demos' entries, each carried out on its own with
+ * kevent_queue_ctl1(): its result, or the call's error (-errno).
+ */
+static int user_add(struct kevent_queue *q, uint64_t id, uint16_t req_flags,
+		    struct cookie *c)
+{
+	struct ukevent uk;
+
+	kevent_prep_user(&uk, id, req_flags, to_user_data(c));
+	return kevent_queue_ctl1(q, KEVENT_CTL_ADD, &uk);
+}
+
+static int trigger(struct kevent_queue *q, uint64_t id)
+{
+	struct ukevent uk;
+
+	kevent_prep_key(&uk, KEVENT_TYPE_USER, id);
+	return kevent_queue_ctl1(q, KEVENT_CTL_TRIGGER, &uk);
+}
+
+static int remove_key(struct kevent_queue *q, uint16_t type, uint64_t id)
+{
+	struct ukevent uk;
+
+	kevent_prep_key(&uk, type, id);
+	return kevent_queue_ctl1(q, KEVENT_CTL_REMOVE, &uk);
+}
+
+/*
  * Collect events for up to @ms milliseconds (0: only what is ready now)
  * into @ev, printing each one. Returns how many, or -1.
  */
-static int collect(int kfd, struct ukevent *ev, unsigned int max,
-		   unsigned int min, long ms)
+static int collect(struct kevent_queue *q, struct ukevent *ev,
+		   unsigned int max, unsigned int min, long ms)
 {
-	struct __kernel_timespec to = kevent_ms(ms);
+	struct __kernel_timespec to = {
+		.tv_sec = ms / 1000,
+		.tv_nsec = (ms % 1000) * 1000000,
+	};
 	struct kevent_wait_args wa;
 	int n, i;
 
 	kevent_wait_args_set(&wa, &to, NULL);
-	n = kevent_get_events(kfd, min, max, ev, &wa);
+	n = kevent_get_events(q->fd, min, max, ev, &wa);
 	if (n < 0) {
-		printf("  kevent_get_events: %s\n", strerror(errno));
+		printf("  kevent_get_events: %s\n", strerror(-n));
 		return -1;
 	}
 	for (i = 0; i < n; i++)
@@ -201,7 +212,7 @@ struct shot {
 
 struct shooter {
 	pthread_t thread;
-	int kfd;
+	struct kevent_queue *q;
 	const struct shot *shots;
 	int nr;
 	int error;		/* first failed trigger's -errno */
@@ -215,17 +226,17 @@ static void *shooter_main(void *arg)
 	for (i = 0; i < s->nr; i++) {
 		sleep_ms(s->shots[i].delay_ms);
 		printf("  [thread] trigger id=%" PRIu64 "\n", s->shots[i].id);
-		err = kevent_trigger_one(s->kfd, s->shots[i].id);
+		err = trigger(s->q, s->shots[i].id);
 		if (err && !s->error)
 			s->error = err;
 	}
 	return NULL;
 }
 
-static int shooter_start(struct shooter *s, int kfd, const struct shot *shots,
-			 int nr)
+static int shooter_start(struct shooter *s, struct kevent_queue *q,
+			 const struct shot *shots, int nr)
 {
-	s->kfd = kfd;
+	s->q = q;
 	s->shots = shots;
 	s->nr = nr;
 	s->error = 0;
@@ -246,7 +257,7 @@ static int shooter_join(struct shooter *s)
  * Three user kevents with cookies; another thread fires them one by one
  * and the main thread sleeps in kevent_get_events() until each arrives.
  */
-static int demo_user_thread_wakeup(int kfd)
+static int demo_user_thread_wakeup(struct kevent_queue *q)
 {
 	static struct cookie c[] = { { "alpha" }, { "beta" }, { "gamma" } };
 	static const struct shot shots[] = {
@@ -260,16 +271,15 @@ static int demo_user_thread_wakeup(int kfd)
 
 	printf("Registering user kevents 1, 2, 3 with cookies alpha, beta, gamma\n");
 	for (i = 0; i < 3; i++) {
-		err = kevent_add_one(kfd, KEVENT_TYPE_USER, i + 1,
-				     KEVENT_USER_TRIGGER, 0, to_user_data(&c[i]));
+		err = user_add(q, i + 1, 0, &c[i]);
 		CHECK(err == 0, "add id %d: %s", i + 1, strerror(-err));
 	}
 
 	printf("A thread fires 2, 1, 3, 100 ms apart; main thread waits\n");
-	CHECK(shooter_start(&s, kfd, shots, 3) == 0, "pthread_create");
+	CHECK(shooter_start(&s, q, shots, 3) == 0, "pthread_create");
 	t0 = now_ms();
 	while (got < 3) {
-		n = collect(kfd, ev + got, 8 - got, 1, 10000);
+		n = collect(q, ev + got, 8 - got, 1, 10000);
 		if (n <= 0)
 			break;
 		printf("  (woken after %lld ms)\n", now_ms() - t0);
@@ -289,31 +299,30 @@ static int demo_user_thread_wakeup(int kfd)
 	}
 
 	for (i = 0; i < 3; i++)
-		CHECK(kevent_remove_one(kfd, KEVENT_TYPE_USER, i + 1) == 0,
+		CHECK(remove_key(q, KEVENT_TYPE_USER, i + 1) == 0,
 		      "remove id %d", i + 1);
 	return 0;
 }
 
 /* Triggers that come before delivery are counted in one event. */
-static int demo_user_coalescing(int kfd)
+static int demo_user_coalescing(struct kevent_queue *q)
 {
 	static struct cookie c = { "counter" };
 	struct ukevent ev[4];
 	int i, n;
 
-	CHECK(kevent_add_one(kfd, KEVENT_TYPE_USER, 7, KEVENT_USER_TRIGGER, 0,
-			     to_user_data(&c)) == 0, "add");
+	CHECK(user_add(q, 7, 0, &c) == 0, "add");
 	printf("Triggering kevent 7 five times before collecting\n");
 	for (i = 0; i < 5; i++)
-		CHECK(kevent_trigger_one(kfd, 7) == 0, "trigger");
-	n = collect(kfd, ev, 4, 0, 0);
+		CHECK(trigger(q, 7) == 0, "trigger");
+	n = collect(q, ev, 4, 0, 0);
 	CHECK(n == 1, "%d events, expected one", n);
 	CHECK(ev[0].ret_data == 5, "ret_data %" PRIu64 ", expected 5",
 	      (uint64_t)ev[0].ret_data);
 	printf("Collecting again: the count was consumed\n");
-	n = collect(kfd, ev, 4, 0, 0);
+	n = collect(q, ev, 4, 0, 0);
 	CHECK(n == 0, "%d events, expected none", n);
-	CHECK(kevent_remove_one(kfd, KEVENT_TYPE_USER, 7) == 0, "remove");
+	CHECK(remove_key(q, KEVENT_TYPE_USER, 7) == 0, "remove");
 	return 0;
 }
 
@@ -324,137 +333,144 @@ static int demo_user_coalescing(int kfd)
  * a readable pipe, a level-triggered kevent is delivered again for as long
  * as the state lasts, an edge-triggered one only once per change.)
  */
-static int demo_user_et_lt(int kfd)
+static int demo_user_et_lt(struct kevent_queue *q)
 {
 	static struct cookie lt = { "level" }, et = { "edge" };
 	struct ukevent ev[4];
 	int n, round;
 
-	CHECK(kevent_add_one(kfd, KEVENT_TYPE_USER, 10, KEVENT_USER_TRIGGER, 0,
-			     to_user_data(&lt)) == 0, "add LT");
-	CHECK(kevent_add_one(kfd, KEVENT_TYPE_USER, 11, KEVENT_USER_TRIGGER,
-			     KEVENT_REQ_ET, to_user_data(&et)) == 0, "add ET");
+	CHECK(user_add(q, 10, 0, &lt) == 0, "add LT");
+	CHECK(user_add(q, 11, KEVENT_REQ_ET, &et) == 0, "add ET");
 
 	for (round = 1; round <= 2; round++) {
 		printf("Round %d: trigger the level kevent 10 and the edge kevent 11\n",
 		       round);
-		CHECK(kevent_trigger_one(kfd, 10) == 0, "trigger 10");
-		CHECK(kevent_trigger_one(kfd, 11) == 0, "trigger 11");
-		n = collect(kfd, ev, 4, 0, 0);
+		CHECK(trigger(q, 10) == 0, "trigger 10");
+		CHECK(trigger(q, 11) == 0, "trigger 11");
+		n = collect(q, ev, 4, 0, 0);
 		CHECK(n == 2, "%d events, expected 2", n);
 		CHECK(ev[0].id == 10 && ev[1].id == 11, "wrong order");
 		CHECK(ev[1].req_flags == KEVENT_REQ_ET, "ET flag not reported");
 		printf("  collecting again, nothing new happened:\n");
-		n = collect(kfd, ev, 4, 0, 0);
+		n = collect(q, ev, 4, 0, 0);
 		CHECK(n == 0, "%d events, expected none", n);
 	}
 
-	CHECK(kevent_remove_one(kfd, KEVENT_TYPE_USER, 10) == 0, "remove 10");
-	CHECK(kevent_remove_one(kfd, KEVENT_TYPE_USER, 11) == 0, "remove 11");
+	CHECK(remove_key(q, KEVENT_TYPE_USER, 10) == 0, "remove 10");
+	CHECK(remove_key(q, KEVENT_TYPE_USER, 11) == 0, "remove 11");
 	return 0;
 }
 
 /* A one-shot kevent is removed by its first delivery. */
-static int demo_user_oneshot(int kfd)
+static int demo_user_oneshot(struct kevent_queue *q)
 {
 	static struct cookie c = { "once" };
 	struct ukevent ev[4];
 	int n, err;
 
 	printf("Registering one-shot kevent 20\n");
-	CHECK(kevent_add_one(kfd, KEVENT_TYPE_USER, 20, KEVENT_USER_TRIGGER,
-			     KEVENT_REQ_ONESHOT, to_user_data(&c)) == 0, "add");
-	CHECK(kevent_trigger_one(kfd, 20) == 0, "trigger");
-	n = collect(kfd, ev, 4, 0, 0);
+	CHECK(user_add(q, 20, KEVENT_REQ_ONESHOT, &c) == 0, "add");
+	CHECK(trigger(q, 20) == 0, "trigger");
+	n = collect(q, ev, 4, 0, 0);
 	CHECK(n == 1 && ev[0].id == 20, "expected kevent 20");
 
-	err = kevent_trigger_one(kfd, 20);
+	err = trigger(q, 20);
 	printf("Triggering it again: %s\n", err ? strerror(-err) : "ok");
 	CHECK(err == -ENOENT, "expected ENOENT, it should be gone");
-	err = kevent_remove_one(kfd, KEVENT_TYPE_USER, 20);
+	err = remove_key(q, KEVENT_TYPE_USER, 20);
 	CHECK(err == -ENOENT, "remove: expected ENOENT");
 	printf("Registering it anew: ");
-	err = kevent_add_one(kfd, KEVENT_TYPE_USER, 20, KEVENT_USER_TRIGGER,
-			     KEVENT_REQ_ONESHOT, to_user_data(&c));
+	err = user_add(q, 20, KEVENT_REQ_ONESHOT, &c);
 	printf("%s\n", err ? strerror(-err) : "ok");
 	CHECK(err == 0, "re-add");
-	CHECK(kevent_remove_one(kfd, KEVENT_TYPE_USER, 20) == 0, "remove");
+	CHECK(remove_key(q, KEVENT_TYPE_USER, 20) == 0, "remove");
 	return 0;
 }
 
 /* MODIFY swaps the cookie; REMOVE drops an undelivered event. */
-static int demo_user_modify_remove(int kfd)
+static int demo_user_modify_remove(struct kevent_queue *q)
 {
 	static struct cookie old = { "old" }, new = { "new" };
-	struct ukevent ev[4];
+	struct ukevent uk, ev[4];
 	int n;
 
-	CHECK(kevent_add_one(kfd, KEVENT_TYPE_USER, 30, KEVENT_USER_TRIGGER, 0,
-			     to_user_data(&old)) == 0, "add");
-	CHECK(kevent_trigger_one(kfd, 30) == 0, "trigger");
+	CHECK(user_add(q, 30, 0, &old) == 0, "add");
+	CHECK(trigger(q, 30) == 0, "trigger");
 	printf("Kevent 30 triggered with cookie \"old\"; modify it to \"new\"\n");
-	CHECK(kevent_modify_one(kfd, KEVENT_TYPE_USER, 30, KEVENT_USER_TRIGGER,
-				0, to_user_data(&new)) == 0, "modify");
-	n = collect(kfd, ev, 4, 0, 0);
+	kevent_prep_user(&uk, 30, 0, to_user_data(&new));
+	CHECK(kevent_queue_ctl1(q, KEVENT_CTL_MODIFY, &uk) == 0, "modify");
+	n = collect(q, ev, 4, 0, 0);
 	CHECK(n == 1 && ev[0].user_data == to_user_data(&new),
 	      "expected one event with the new cookie");
 
 	printf("Trigger kevent 30, then remove it before collecting\n");
-	CHECK(kevent_trigger_one(kfd, 30) == 0, "trigger");
-	CHECK(kevent_remove_one(kfd, KEVENT_TYPE_USER, 30) == 0, "remove");
-	n = collect(kfd, ev, 4, 0, 0);
+	CHECK(trigger(q, 30) == 0, "trigger");
+	CHECK(remove_key(q, KEVENT_TYPE_USER, 30) == 0, "remove");
+	n = collect(q, ev, 4, 0, 0);
 	CHECK(n == 0, "a removed kevent was delivered");
 	return 0;
 }
 
 /* The instance fd works with poll(), so it can sit in another event loop. */
-static int demo_instance_poll(int kfd)
+static int demo_instance_poll(struct kevent_queue *q)
 {
-	struct pollfd pfd = { .fd = kfd, .events = POLLIN };
+	struct pollfd pfd = { .fd = q->fd, .events = POLLIN };
 	static const struct shot shots[] = { { 40, 150 } };
 	struct ukevent ev[2];
 	struct shooter s;
 	int n;
 
-	CHECK(kevent_add_one(kfd, KEVENT_TYPE_USER, 40, KEVENT_USER_TRIGGER, 0,
-			     0) == 0, "add");
+	CHECK(user_add(q, 40, 0, NULL) == 0, "add");
 	n = poll(&pfd, 1, 0);
 	printf("poll() with nothing ready: %d\n", n);
 	CHECK(n == 0, "the fd is readable with nothing ready");
 
 	printf("poll() while a thread fires kevent 40 in 150 ms\n");
-	CHECK(shooter_start(&s, kfd, shots, 1) == 0, "pthread_create");
+	CHECK(shooter_start(&s, q, shots, 1) == 0, "pthread_create");
 	n = poll(&pfd, 1, 10000);
 	CHECK(shooter_join(&s) == 0, "trigger");
 	printf("  poll() returned %d, revents=%#x\n", n, pfd.revents);
 	CHECK(n == 1 && (pfd.revents & POLLIN), "expected POLLIN");
-	n = collect(kfd, ev, 2, 0, 0);
+	n = collect(q, ev, 2, 0, 0);
 	CHECK(n == 1 && ev[0].id == 40, "expected kevent 40");
 	CHECK(poll(&pfd, 1, 0) == 0, "still readable after collecting");
-	CHECK(kevent_remove_one(kfd, KEVENT_TYPE_USER, 40) == 0, "remove");
+	CHECK(remove_key(q, KEVENT_TYPE_USER, 40) == 0, "remove");
 	return 0;
 }
 
-/* Errors come back per entry, in ret_error; the call reports progress. */
-static int demo_batch_errors(int kfd)
+/*
+ * A batch: entries carried out in order, each with its command; errors
+ * come back per entry, the call reports how many it carried out.
+ */
+static int demo_batch_errors(struct kevent_queue *q)
 {
-	struct ukevent uk[3];
-	int n, i;
+	struct kevent_change changes[4];
+	struct kevent_batch b;
+	struct ukevent ev;
+	int n, i, err;
 
-	printf("One ADD call with three entries: new, bad event mask, duplicate\n");
-	kevent_set(&uk[0], KEVENT_TYPE_USER, 50, KEVENT_USER_TRIGGER, 0, 0);
-	kevent_set(&uk[1], KEVENT_TYPE_USER, 51, 0, 0, 0);
-	kevent_set(&uk[2], KEVENT_TYPE_USER, 50, KEVENT_USER_TRIGGER, 0, 0);
-	n = kevent_ctl(kfd, KEVENT_CTL_ADD, 3, uk, 0);
-	printf("  kevent_ctl() = %d\n", n);
-	CHECK(n == 3, "expected 3 entries processed");
-	for (i = 0; i < 3; i++)
-		printf("  entry %d: %s\n", i,
-		       uk[i].ret_error ? strerror(-uk[i].ret_error) : "ok");
-	CHECK(uk[0].ret_error == 0, "entry 0");
-	CHECK(uk[1].ret_error == -EINVAL, "entry 1");
-	CHECK(uk[2].ret_error == -EEXIST, "entry 2");
-	CHECK(kevent_remove_one(kfd, KEVENT_TYPE_USER, 50) == 0, "remove");
+	printf("One batch of four: add, bad event mask, duplicate, trigger\n");
+	kevent_batch_init(&b, changes, 4);
+	kevent_prep_user(kevent_batch_add(&b, KEVENT_CTL_ADD), 50, 0, 0);
+	kevent_prep(kevent_batch_add(&b, KEVENT_CTL_ADD), KEVENT_TYPE_USER, 51,
+		    0, 0, 0);
+	kevent_prep_user(kevent_batch_add(&b, KEVENT_CTL_ADD), 50, 0, 0);
+	kevent_prep_key(kevent_batch_add(&b, KEVENT_CTL_TRIGGER),
+			KEVENT_TYPE_USER, 50);
+	n = kevent_batch_ctl(q, &b);
+	printf("  kevent_batch_ctl() = %d\n", n);
+	CHECK(n == 4, "expected 4 entries carried out");
+	for (i = 0; i < 4; i++) {
+		err = kevent_batch_result(&b, i);
+		printf("  entry %d: %s\n", i, err ? strerror(-err) : "ok");
+	}
+	CHECK(kevent_batch_result(&b, 0) == 0, "entry 0");
+	CHECK(kevent_batch_result(&b, 1) == -EINVAL, "entry 1");
+	CHECK(kevent_batch_result(&b, 2) == -EEXIST, "entry 2");
+	CHECK(kevent_batch_result(&b, 3) == 0, "entry 3");
+	CHECK(collect(q, &ev, 1, 0, 0) == 1 && ev.id == 50,
+	      "the trigger's event");
+	CHECK(remove_key(q, KEVENT_TYPE_USER, 50) == 0, "remove");
 	return 0;
 }
 
@@ -462,7 +478,6 @@ static int demo_batch_errors(int kfd)
 /* Demonstrations: KEVENT_TYPE_POLL (files)                            */
 /* ------------------------------------------------------------------ */
 
-#ifdef KEVENT_TYPE_POLL
 struct writer {
 	pthread_t thread;
 	int fd;
@@ -485,7 +500,7 @@ static void *writer_main(void *arg)
  * reported for as long as there is something to read; closing the file
  * descriptor removes the registration.
  */
-static int demo_pipe(int kfd)
+static int demo_pipe(struct kevent_queue *q)
 {
 	static struct cookie c = { "pipe" };
 	struct ukevent uk, ev[4];
@@ -494,8 +509,8 @@ static int demo_pipe(int kfd)
 	int p[2], n, err;
 
 	CHECK(pipe(p) == 0, "pipe: %s", strerror(errno));
-	kevent_set(&uk, KEVENT_TYPE_POLL, p[0], POLLIN, 0, to_user_data(&c));
-	err = kevent_ctl_one(kfd, KEVENT_CTL_ADD, &uk);
+	kevent_prep_poll(&uk, p[0], POLLIN, 0, to_user_data(&c));
+	err = kevent_queue_ctl1(q, KEVENT_CTL_ADD, &uk);
 	if (err == -EOPNOTSUPP) {
 		printf("KEVENT_TYPE_POLL is not in this kernel: skipped\n");
 		close(p[0]);
@@ -504,7 +519,7 @@ static int demo_pipe(int kfd)
 	}
 	CHECK(err == 0, "add: %s", strerror(-err));
 	printf("Pipe read end (fd %d) registered for POLLIN\n", p[0]);
-	n = collect(kfd, ev, 4, 0, 0);
+	n = collect(q, ev, 4, 0, 0);
 	CHECK(n == 0, "an empty pipe was reported readable");
 
 	printf("A thread writes into the pipe in 100 ms; main thread waits\n");
@@ -512,61 +527,60 @@ static int demo_pipe(int kfd)
 	w.delay_ms = 100;
 	CHECK(pthread_create(&w.thread, NULL, writer_main, &w) == 0,
 	      "pthread_create");
-	n = collect(kfd, ev, 4, 1, 10000);
+	n = collect(q, ev, 4, 1, 10000);
 	pthread_join(w.thread, NULL);
 	CHECK(n == 1 && ev[0].id == (uint64_t)p[0] && (ev[0].ret_data & POLLIN),
 	      "expected POLLIN on fd %d", p[0]);
 
 	printf("Not read yet, so still reported (level-triggered):\n");
-	n = collect(kfd, ev, 4, 0, 0);
+	n = collect(q, ev, 4, 0, 0);
 	CHECK(n == 1 && (ev[0].ret_data & POLLIN), "expected POLLIN again");
 	CHECK(read(p[0], buf, sizeof(buf)) == 5, "read");
 	printf("Data read; collecting again:\n");
-	n = collect(kfd, ev, 4, 0, 0);
+	n = collect(q, ev, 4, 0, 0);
 	CHECK(n == 0, "a drained pipe was reported readable");
 
 	printf("The writer closes its end:\n");
 	close(p[1]);
-	n = collect(kfd, ev, 4, 1, 10000);
+	n = collect(q, ev, 4, 1, 10000);
 	CHECK(n == 1 && (ev[0].ret_data & POLLHUP), "expected POLLHUP");
 
 	close(p[0]);
-	err = kevent_remove_one(kfd, KEVENT_TYPE_POLL, p[0]);
+	err = remove_key(q, KEVENT_TYPE_POLL, p[0]);
 	printf("Read end closed; removing its kevent: %s\n",
 	       err ? strerror(-err) : "ok");
 	CHECK(err == -ENOENT, "closing the fd should have removed the kevent");
 	return 0;
 }
-#endif /* KEVENT_TYPE_POLL */
 
-#ifdef KEVENT_TYPE_TIMER
 /*
  * Timers: a one-shot and a periodic one in the same instance as
  * everything else. A late reader is told how many periods went by.
  */
-static int demo_timer(int kfd)
+static int demo_timer(struct kevent_queue *q)
 {
 	static struct cookie once = { "one-shot" }, tick = { "every 20 ms" };
-	struct ukevent ev[4], *periodic;
+	struct ukevent uk, ev[4], *periodic;
 	bool seen_once;
 	long long t0;
 	int n, err;
 
-	err = kevent_timer_add(kfd, 1, 50 * 1000000ULL, 0, 0, 0,
-			       to_user_data(&once));
+	kevent_prep_timer(&uk, 1, 50 * 1000000ULL, 0, 0, 0, to_user_data(&once));
+	err = kevent_queue_ctl1(q, KEVENT_CTL_ADD, &uk);
 	if (err == -EOPNOTSUPP) {
 		printf("KEVENT_TYPE_TIMER is not in this kernel: skipped\n");
 		return 0;
 	}
 	CHECK(err == 0, "add one-shot: %s", strerror(-err));
-	err = kevent_timer_add(kfd, 2, 20 * 1000000ULL, 20 * 1000000ULL, 0, 0,
-			       to_user_data(&tick));
+	kevent_prep_timer(&uk, 2, 20 * 1000000ULL, 20 * 1000000ULL, 0, 0,
+			  to_user_data(&tick));
+	err = kevent_queue_ctl1(q, KEVENT_CTL_ADD, &uk);
 	CHECK(err == 0, "add periodic: %s", strerror(-err));
 	printf("Timer 1 fires once in 50 ms; timer 2 every 20 ms\n");
 
 	printf("Waiting for the first expiry:\n");
 	t0 = now_ms();
-	n = collect(kfd, ev, 4, 1, 10000);
+	n = collect(q, ev, 4, 1, 10000);
 	CHECK(n >= 1 && ev[0].type == KEVENT_TYPE_TIMER && ev[0].id == 2 &&
 	      ev[0].ret_data >= 1, "expected timer 2 first");
 	/* A slow machine may already have the one-shot too. */
@@ -574,7 +588,7 @@ static int demo_timer(int kfd)
 
 	printf("Not collecting for 200 ms; then:\n");
 	sleep_ms(200);
-	n = collect(kfd, ev, 4, seen_once ? 1 : 2, 10000);
+	n = collect(q, ev, 4, seen_once ? 1 : 2, 10000);
 	CHECK(n == (seen_once ? 1 : 2), "expected %d timers, got %d",
 	      seen_once ? 1 : 2, n);
 	periodic = &ev[0];
@@ -590,25 +604,23 @@ static int demo_timer(int kfd)
 
 	printf("An expired one-shot timer stays registered, as a timerfd "
 	       "does\n(KEVENT_REQ_ONESHOT would remove it); removing it:\n");
-	err = kevent_remove_one(kfd, KEVENT_TYPE_TIMER, 1);
+	err = remove_key(q, KEVENT_TYPE_TIMER, 1);
 	printf("  %s\n", err ? strerror(-err) : "ok");
 	CHECK(err == 0, "remove one-shot: %s", strerror(-err));
-	err = kevent_remove_one(kfd, KEVENT_TYPE_TIMER, 2);
+	err = remove_key(q, KEVENT_TYPE_TIMER, 2);
 	CHECK(err == 0, "remove periodic: %s", strerror(-err));
 	printf("Periodic timer removed; nothing more arrives:\n");
 	sleep_ms(50);
-	n = collect(kfd, ev, 4, 0, 0);
+	n = collect(q, ev, 4, 0, 0);
 	CHECK(n == 0, "a removed timer fired");
 	return 0;
 }
-#endif /* KEVENT_TYPE_TIMER */
 
-#ifdef KEVENT_TYPE_INODE
 /*
  * A directory: entries created and removed are reported, a burst as one
  * event; removing the directory itself breaks the kevent.
  */
-static int demo_directory(int kfd)
+static int demo_directory(struct kevent_queue *q)
 {
 	static struct cookie c = { "spool dir" };
 	char dir[] = "/tmp/kevent-demo-XXXXXX", path[64];
@@ -618,9 +630,8 @@ static int demo_directory(int kfd)
 	CHECK(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	CHECK(dfd >= 0, "open: %s", strerror(errno));
-	kevent_set(&uk, KEVENT_TYPE_INODE, dfd, KEVENT_INODE_EVENTS, 0,
-		   to_user_data(&c));
-	err = kevent_ctl_one(kfd, KEVENT_CTL_ADD, &uk);
+	kevent_prep_inode(&uk, dfd, KEVENT_INODE_EVENTS, 0, to_user_data(&c));
+	err = kevent_queue_ctl1(q, KEVENT_CTL_ADD, &uk);
 	if (err == -EOPNOTSUPP) {
 		printf("KEVENT_TYPE_INODE is not in this kernel: skipped\n");
 		close(dfd);
@@ -638,7 +649,7 @@ static int demo_directory(int kfd)
 		CHECK(fd >= 0, "create: %s", strerror(errno));
 		close(fd);
 	}
-	n = collect(kfd, ev, 4, 1, 10000);
+	n = collect(q, ev, 4, 1, 10000);
 	CHECK(n == 1 && ev[0].ret_data == KEVENT_INODE_CREATE,
 	      "expected one CREATE event for the burst");
 
@@ -647,24 +658,22 @@ static int demo_directory(int kfd)
 		snprintf(path, sizeof(path), "%s/job%d", dir, i);
 		CHECK(unlink(path) == 0, "unlink: %s", strerror(errno));
 	}
-	n = collect(kfd, ev, 4, 1, 10000);
+	n = collect(q, ev, 4, 1, 10000);
 	CHECK(n == 1 && ev[0].ret_data == KEVENT_INODE_REMOVE,
 	      "expected one REMOVE event");
 
 	printf("The directory itself is removed and closed:\n");
 	CHECK(rmdir(dir) == 0, "rmdir: %s", strerror(errno));
 	close(dfd);
-	n = collect(kfd, ev, 4, 1, 10000);
+	n = collect(q, ev, 4, 1, 10000);
 	CHECK(n == 1 && (ev[0].ret_flags & KEVENT_RET_BROKEN),
 	      "expected the kevent to come broken");
-	err = kevent_remove_one(kfd, KEVENT_TYPE_INODE, dfd);
+	err = remove_key(q, KEVENT_TYPE_INODE, dfd);
 	CHECK(err == -ENOENT, "a broken kevent stays registered");
 	printf("  (delivered broken once, then removed by the kernel)\n");
 	return 0;
 }
-#endif /* KEVENT_TYPE_INODE */
 
-#ifdef KEVENT_TYPE_SOCKET
 /* A TCP listener on 127.0.0.1, port chosen by the kernel. */
 static int tcp_listener(struct sockaddr_in *addr)
 {
@@ -686,18 +695,18 @@ static int tcp_listener(struct sockaddr_in *addr)
  * with the accept queue's length; a connection reports data, then its
  * peer's close.
  */
-static int demo_socket(int kfd)
+static int demo_socket(struct kevent_queue *q)
 {
 	static struct cookie lc = { "listener" }, cc = { "connection" };
 	struct sockaddr_in addr;
 	int lfd, cli[3], srv[3], n, i, err;
-	struct ukevent ev[4];
+	struct ukevent uk, ev[4];
 	char buf[16];
 
 	lfd = tcp_listener(&addr);
 	CHECK(lfd >= 0, "listener: %s", strerror(errno));
-	err = kevent_socket_add(kfd, lfd, KEVENT_SOCKET_ACCEPT, 0,
-				to_user_data(&lc));
+	kevent_prep_socket(&uk, lfd, KEVENT_SOCKET_ACCEPT, 0, to_user_data(&lc));
+	err = kevent_queue_ctl1(q, KEVENT_CTL_ADD, &uk);
 	if (err == -EOPNOTSUPP) {
 		printf("KEVENT_TYPE_SOCKET is not in this kernel: skipped\n");
 		close(lfd);
@@ -712,7 +721,7 @@ static int demo_socket(int kfd)
 					      sizeof(addr)),
 		      "connect: %s", strerror(errno));
 	}
-	n = collect(kfd, ev, 4, 1, 10000);
+	n = collect(q, ev, 4, 1, 10000);
 	CHECK(n == 1 && KEVENT_SOCKET_READY(ev[0].ret_data) ==
 	      KEVENT_SOCKET_ACCEPT, "expected ACCEPT");
 	printf("  (%u connections wait in the accept queue)\n",
@@ -724,17 +733,17 @@ static int demo_socket(int kfd)
 
 	printf("The first connection is watched for RECV; its client sends "
 	       "\"hi\":\n");
-	CHECK(kevent_socket_add(kfd, srv[0], KEVENT_SOCKET_RECV, 0,
-				to_user_data(&cc)) == 0, "add connection");
+	kevent_prep_socket(&uk, srv[0], KEVENT_SOCKET_RECV, 0, to_user_data(&cc));
+	CHECK(kevent_queue_ctl1(q, KEVENT_CTL_ADD, &uk) == 0, "add connection");
 	CHECK(write(cli[0], "hi", 2) == 2, "write: %s", strerror(errno));
-	n = collect(kfd, ev, 4, 1, 10000);
+	n = collect(q, ev, 4, 1, 10000);
 	CHECK(n == 1 && KEVENT_SOCKET_READY(ev[0].ret_data) ==
 	      KEVENT_SOCKET_RECV, "expected RECV");
 	CHECK(read(srv[0], buf, sizeof(buf)) == 2, "read");
 
 	printf("The client closes; HUP comes though only RECV was asked:\n");
 	close(cli[0]);
-	n = collect(kfd, ev, 4, 1, 10000);
+	n = collect(q, ev, 4, 1, 10000);
 	CHECK(n == 1 && (KEVENT_SOCKET_READY(ev[0].ret_data) &
 			 KEVENT_SOCKET_HUP), "expected HUP");
 	for (i = 0; i < 3; i++) {
@@ -745,25 +754,23 @@ static int demo_socket(int kfd)
 	close(lfd);
 	return 0;
 }
-#endif /* KEVENT_TYPE_SOCKET */
 
-#ifdef KEVENT_TYPE_AIO
 /*
  * Completions: the kernel receives into the application's buffer, and
  * sends a file, and says when it is done.
  */
-static int demo_aio(int kfd)
+static int demo_aio(struct kevent_queue *q)
 {
 	static struct cookie rc = { "aio recv" }, fc = { "aio sendfile" };
 	static const char text[] = "kevent sent this file\n";
 	char path[] = "/tmp/kevent-demo-XXXXXX", buf[64] = "";
-	struct ukevent ev[4];
+	struct ukevent uk, ev[4];
 	int s[2], file, n, err;
 
 	CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, s) == 0,
 	      "socketpair: %s", strerror(errno));
-	err = kevent_aio_add(kfd, KEVENT_AIO_RECV, s[0], 0, buf, sizeof(buf),
-			     to_user_data(&rc));
+	kevent_prep_recv(&uk, s[0], 0, buf, sizeof(buf), to_user_data(&rc));
+	err = kevent_queue_ctl1(q, KEVENT_CTL_ADD, &uk);
 	if (err == -EOPNOTSUPP) {
 		printf("KEVENT_TYPE_AIO is not in this kernel: skipped\n");
 		close(s[0]);
@@ -773,10 +780,10 @@ static int demo_aio(int kfd)
 	CHECK(err == 0, "add recv: %s", strerror(-err));
 	printf("A receive of up to %zu bytes is in flight; nothing has come:\n",
 	       sizeof(buf));
-	CHECK(collect(kfd, ev, 4, 0, 100) == 0, "completed without data");
+	CHECK(collect(q, ev, 4, 0, 100) == 0, "completed without data");
 	printf("The peer writes \"hello\":\n");
 	CHECK(write(s[1], "hello", 5) == 5, "write");
-	n = collect(kfd, ev, 4, 1, 10000);
+	n = collect(q, ev, 4, 1, 10000);
 	CHECK(n == 1 && ev[0].ret_data == 5 && !memcmp(buf, "hello", 5),
 	      "expected the 5 bytes in the buffer");
 	printf("  (the data is in the buffer already: \"%.5s\")\n", buf);
@@ -787,9 +794,9 @@ static int demo_aio(int kfd)
 	unlink(path);
 	printf("A sendfile of up to 4096 bytes of a %zu-byte file:\n",
 	       sizeof(text) - 1);
-	CHECK(kevent_aio_sendfile(kfd, s[0], file, 0, 4096,
-				  to_user_data(&fc)) == 0, "add sendfile");
-	n = collect(kfd, ev, 4, 1, 10000);
+	kevent_prep_sendfile(&uk, s[0], file, 0, 4096, 0, to_user_data(&fc));
+	CHECK(kevent_queue_ctl1(q, KEVENT_CTL_ADD, &uk) == 0, "add sendfile");
+	n = collect(q, ev, 4, 1, 10000);
 	CHECK(n == 1 && ev[0].ret_data == sizeof(text) - 1,
 	      "expected the whole file, and no more");
 	CHECK(read(s[1], buf, sizeof(buf)) == (ssize_t)sizeof(text) - 1 &&
@@ -800,18 +807,18 @@ static int demo_aio(int kfd)
 	close(s[1]);
 	return 0;
 }
-#endif /* KEVENT_TYPE_AIO */
 
-#ifdef KEVENT_TYPE_SIGNAL
 /*
  * Signals as events: blocked, as for a signalfd, and reported with the
  * sender's pid and, for a real-time signal, the value sigqueue() gave.
  */
-static int demo_signal(int kfd)
+static int demo_signal(struct kevent_queue *q)
 {
 	static struct cookie chld = { "SIGCHLD" }, rt = { "SIGRTMIN+1" };
 	union sigval val = { .sival_int = 42 };
-	struct ukevent uk[2], ev[4];
+	struct kevent_change changes[2];
+	struct kevent_batch b;
+	struct ukevent ev[4];
 	sigset_t set, old;
 	pid_t child;
 	int n, status;
@@ -820,23 +827,25 @@ static int demo_signal(int kfd)
 	sigaddset(&set, SIGCHLD);
 	sigaddset(&set, SIGRTMIN + 1);
 	sigprocmask(SIG_BLOCK, &set, &old);
-	kevent_set(&uk[0], KEVENT_TYPE_SIGNAL, SIGCHLD, KEVENT_SIGNAL_RECEIVED,
-		   0, to_user_data(&chld));
-	kevent_set(&uk[1], KEVENT_TYPE_SIGNAL, SIGRTMIN + 1,
-		   KEVENT_SIGNAL_RECEIVED, 0, to_user_data(&rt));
-	n = kevent_ctl(kfd, KEVENT_CTL_ADD, 2, uk, 0);
-	if (n == 2 && uk[0].ret_error == -EOPNOTSUPP) {
+	kevent_batch_init(&b, changes, 2);
+	kevent_prep_signal(kevent_batch_add(&b, KEVENT_CTL_ADD), SIGCHLD, 0,
+			   to_user_data(&chld));
+	kevent_prep_signal(kevent_batch_add(&b, KEVENT_CTL_ADD), SIGRTMIN + 1,
+			   0, to_user_data(&rt));
+	n = kevent_batch_ctl(q, &b);
+	if (n == 2 && kevent_batch_result(&b, 0) == -EOPNOTSUPP) {
 		printf("KEVENT_TYPE_SIGNAL is not in this kernel: skipped\n");
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		return 0;
 	}
-	CHECK(n == 2 && !uk[0].ret_error && !uk[1].ret_error, "add signals");
+	CHECK(n == 2 && !kevent_batch_result(&b, 0) &&
+	      !kevent_batch_result(&b, 1), "add signals");
 
 	printf("A child exits; then we sigqueue() ourselves SIGRTMIN+1 with 42\n");
 	child = fork();
 	if (!child)
 		_exit(7);
-	n = collect(kfd, ev, 4, 1, 5000);
+	n = collect(q, ev, 4, 1, 5000);
 	CHECK(n == 1 && KEVENT_SIGNAL_PID(ev[0].ret_data) == child &&
 	      KEVENT_SIGNAL_CODE(ev[0].ret_data) == CLD_EXITED,
 	      "expected SIGCHLD from the child, CLD_EXITED");
@@ -845,62 +854,58 @@ static int demo_signal(int kfd)
 	CHECK(waitpid(child, &status, 0) == child && WEXITSTATUS(status) == 7,
 	      "waitpid");
 	CHECK(sigqueue(getpid(), SIGRTMIN + 1, val) == 0, "sigqueue");
-	n = collect(kfd, ev, 4, 1, 5000);
+	n = collect(q, ev, 4, 1, 5000);
 	CHECK(n == 1 && KEVENT_SIGNAL_VALUE(ev[0].ret_data) == 42,
 	      "expected the value 42");
 	printf("  (value %d, and the signal was dequeued, as a signalfd does)\n",
 	       (int)KEVENT_SIGNAL_VALUE(ev[0].ret_data));
 
-	CHECK(kevent_remove_one(kfd, KEVENT_TYPE_SIGNAL, SIGCHLD) == 0, "rm");
-	CHECK(kevent_remove_one(kfd, KEVENT_TYPE_SIGNAL, SIGRTMIN + 1) == 0,
+	CHECK(remove_key(q, KEVENT_TYPE_SIGNAL, SIGCHLD) == 0, "rm");
+	CHECK(remove_key(q, KEVENT_TYPE_SIGNAL, SIGRTMIN + 1) == 0,
 	      "rm");
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return 0;
 }
-#endif /* KEVENT_TYPE_SIGNAL */
 
-#ifdef KEVENT_RING_POST
 /*
  * A posted ring: the kernel writes events into the mapped ring as they
  * happen, so reading them takes no system call at all.
  */
-static int demo_posted_ring(int kfd)
+static int demo_posted_ring(struct kevent_queue *unused)
 {
 	static struct cookie c = { "posted" };
-	struct kevent_ring *r;
-	struct ukevent ev;
-	int fd, i, n = 0;
+	struct kevent_queue rq;
+	struct ukevent *ev;
+	int i, n = 0, err;
 
-	(void)kfd;
-	fd = kevent_init(8, KEVENT_CLOEXEC | KEVENT_RING_POST);
-	if (fd < 0 && errno == EINVAL) {
+	(void)unused;
+	err = kevent_queue_init(&rq, 8, KEVENT_CLOEXEC | KEVENT_RING_POST);
+	if (err == -EINVAL) {
 		printf("KEVENT_RING_POST is not in this kernel: skipped\n");
 		return 0;
 	}
-	CHECK(fd >= 0, "kevent_init(8, KEVENT_RING_POST): %s", strerror(errno));
-	r = kevent_ring_map(fd, 8);
-	CHECK(r, "mmap: %s", strerror(errno));
-	CHECK(kevent_add_one(fd, KEVENT_TYPE_USER, 5, KEVENT_USER_TRIGGER, 0,
-			     to_user_data(&c)) == 0, "add");
+	CHECK(!err, "kevent_queue_init(8, KEVENT_RING_POST): %s", strerror(-err));
+	CHECK(user_add(&rq, 5, 0, &c) == 0, "add");
 	printf("Trigger user kevent 5 three times, then read the ring\n");
 	for (i = 0; i < 3; i++)
-		CHECK(kevent_trigger_one(fd, 5) == 0, "trigger");
+		CHECK(trigger(&rq, 5) == 0, "trigger");
 	/* Posted by the first trigger; the next two merged into its slot. */
-	while (kevent_ring_claim(r, &ev)) {
-		print_event(&ev);
+	while ((ev = kevent_ring_peek(&rq))) {
+		print_event(ev);
+		CHECK(ev->ret_data == 1, "expected count 1");
+		kevent_ring_advance(&rq, 1);
 		n++;
 	}
-	CHECK(n == 1 && ev.ret_data == 1, "expected one slot, count 1");
+	CHECK(n == 1, "expected one slot");
 	printf("Ring empty: kevent_wait() posts what was merged meanwhile\n");
-	CHECK(kevent_wait(fd, 1, NULL) == 1, "kevent_wait");
-	CHECK(kevent_ring_claim(r, &ev) && ev.ret_data == 2,
-	      "expected the two merged triggers");
-	print_event(&ev);
-	munmap(r, KEVENT_RING_SIZE(8));
-	close(fd);
+	CHECK(kevent_queue_wait(&rq, 1, NULL) == 1, "kevent_wait");
+	ev = kevent_ring_peek(&rq);
+	CHECK(ev && ev->ret_data == 2, "expected the two merged triggers");
+	print_event(ev);
+	kevent_ring_advance(&rq, 1);
+	kevent_queue_exit(&rq);
 	return 0;
 }
-#endif /* KEVENT_RING_POST */
 
 /* ------------------------------------------------------------------ */
 /* Driver                                                              */
@@ -908,7 +913,7 @@ static int demo_posted_ring(int kfd)
 
 static const struct demo {
 	const char *name;
-	int (*run)(int kfd);
+	int (*run)(struct kevent_queue *q);
 } demos[] = {
 	{ "user kevents woken by another thread", demo_user_thread_wakeup },
 	{ "user kevents: triggers are counted", demo_user_coalescing },
@@ -917,67 +922,57 @@ static const struct demo {
 	{ "modify and remove", demo_user_modify_remove },
 	{ "poll() on the instance", demo_instance_poll },
 	{ "batches and per-entry errors", demo_batch_errors },
-#ifdef KEVENT_TYPE_POLL
 	{ "a pipe, through KEVENT_TYPE_POLL", demo_pipe },
-#endif
-#ifdef KEVENT_TYPE_TIMER
 	{ "timers, through KEVENT_TYPE_TIMER", demo_timer },
-#endif
-#ifdef KEVENT_TYPE_INODE
 	{ "a directory, through KEVENT_TYPE_INODE", demo_directory },
-#endif
-#ifdef KEVENT_TYPE_SOCKET
 	{ "sockets, through KEVENT_TYPE_SOCKET", demo_socket },
-#endif
-#ifdef KEVENT_TYPE_AIO
 	{ "socket I/O done by the kernel, through KEVENT_TYPE_AIO", demo_aio },
-#endif
-#ifdef KEVENT_TYPE_SIGNAL
 	{ "signals, through KEVENT_TYPE_SIGNAL", demo_signal },
-#endif
-#ifdef KEVENT_RING_POST
 	{ "a posted ring: events without a system call", demo_posted_ring },
-#endif
 };
 
 int main(void)
 {
 	unsigned int i, failed = 0;
-	int kfd, n;
+	struct kevent_queue q;
 	struct ukevent ev[8];
+	int n;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	printf("kevent demo\n");
+	printf("kevent demo (libkevent %s)\n", LIBKEVENT_VERSION);
 
-	kfd = kevent_init(0, KEVENT_CLOEXEC);
-	if (kfd < 0) {
-		printf("kevent_init: %s%s\n", strerror(errno),
-		       errno == ENOSYS ? " (kernel without kevent)" : "");
+	if (kevent_probe()) {
+		printf("kernel without kevent\n");
 		return 1;
 	}
-	printf("kevent_init() = fd %d\n", kfd);
+	n = kevent_queue_init(&q, 0, KEVENT_CLOEXEC);
+	if (n) {
+		printf("kevent_queue_init: %s\n", strerror(-n));
+		return 1;
+	}
+	printf("kevent_queue_init(): instance fd %d\n", q.fd);
 
 	for (i = 0; i < ARRAY_SIZE(demos); i++) {
 		printf("\n== %s ==\n", demos[i].name);
-		if (demos[i].run(kfd)) {
+		if (demos[i].run(&q)) {
 			failed++;
 			/* Start the next demo from a clean instance. */
-			close(kfd);
-			kfd = kevent_init(0, KEVENT_CLOEXEC);
-			if (kfd < 0) {
-				printf("kevent_init: %s\n", strerror(errno));
+			kevent_queue_exit(&q);
+			n = kevent_queue_init(&q, 0, KEVENT_CLOEXEC);
+			if (n) {
+				printf("kevent_queue_init: %s\n", strerror(-n));
 				return 1;
 			}
 			continue;
 		}
 		/* Every demo cleans up after itself: nothing may be left. */
-		n = kevent_get_events(kfd, 0, 8, ev, NULL);
+		n = kevent_get_events(q.fd, 0, 8, ev, NULL);
 		if (n != 0) {
 			printf("  FAILED: %d stray events after the demo\n", n);
 			failed++;
 		}
 	}
-	close(kfd);
+	kevent_queue_exit(&q);
 
 	printf("\nkevent demo: %u of %zu demos failed\n", failed,
 	       ARRAY_SIZE(demos));
