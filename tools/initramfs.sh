@@ -115,7 +115,7 @@ for src in "$ROOT"/tools/examples/*.c; do
 	[ -e "$src" ] || continue
 	name=$(basename "$src" .c)
 	log "building example $name"
-	"$CC" "${CFLAGS[@]}" -pthread -I"$ROOT/tools/include" \
+	"$CC" "${CFLAGS[@]}" -pthread \
 		-I"$LIBKEVENT64/gen" -I"$LIBKEVENT/include" \
 		-o "$KSFT/bin/$name" "$src" "$LIBKEVENT64/libkevent.a"
 	examples+=("$name")

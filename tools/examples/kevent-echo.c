@@ -35,6 +35,11 @@
  * and echoes each buffer received with a KEVENT_CTL_SEND change; the
  * changes of a batch go in the kevent_submit() that waits for the next
  * events, on a posted ring.
+ *
+ * Written on libkevent (tools/lib/kevent):
+ *
+ *   gcc -Wall -O2 -o kevent-echo tools/examples/kevent-echo.c \
+ *       $(pkg-config --cflags --libs libkevent)
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -49,14 +54,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "kevent.h"
+#include <kevent/kevent.h>
 
 #define MAX_READY	64
 #define BUF_SIZE	65536
@@ -83,30 +87,65 @@ struct loop_ops {
 	int (*serve)(int lfd, int clients);
 };
 
+/*
+ * libkevent returns -errno; the loop takes epoll's convention, -1 and
+ * errno. Returns @ret, or -1 with errno set.
+ */
+static int kev_errno(int ret)
+{
+	if (ret >= 0)
+		return ret;
+	errno = -ret;
+	return -1;
+}
+
+/* One entry on instance @efd: its result, or the call's error. */
+static int kev_ctl1(int efd, unsigned int cmd, struct ukevent *uk)
+{
+	int ret = kevent_ctl(efd, cmd, 1, uk, 0);
+
+	return kev_errno(ret < 0 ? ret : uk->ret_error);
+}
+
+static struct __kernel_timespec ms_timeout(long ms)
+{
+	struct __kernel_timespec ts = {
+		.tv_sec = ms / 1000,
+		.tv_nsec = (ms % 1000) * 1000000,
+	};
+
+	return ts;
+}
+
+/* Up to @max events, waiting up to @ms for the first. */
+static int kev_get(int efd, struct ukevent *ev, int max, int ms)
+{
+	struct __kernel_timespec to = ms_timeout(ms);
+	struct kevent_wait_args wa;
+
+	kevent_wait_args_set(&wa, &to, NULL);
+	return kev_errno(kevent_get_events(efd, 1, max, ev, &wa));
+}
+
 static int kev_init(void)
 {
-	return kevent_init(0, KEVENT_CLOEXEC);
+	return kev_errno(kevent_init(0, KEVENT_CLOEXEC));
 }
 
 static int kev_watch(int efd, int fd, unsigned int events, bool mod)
 {
-	int err = mod ? kevent_modify_one(efd, KEVENT_TYPE_POLL, fd, events, 0, fd)
-		      : kevent_add_one(efd, KEVENT_TYPE_POLL, fd, events, 0, fd);
+	struct ukevent uk;
 
-	errno = -err;
-	return err ? -1 : 0;
+	kevent_prep_poll(&uk, fd, events, 0, fd);
+	return kev_ctl1(efd, mod ? KEVENT_CTL_MODIFY : KEVENT_CTL_ADD, &uk);
 }
 
 static int kev_wait(int efd, struct ready *r, int max, int ms)
 {
-	struct __kernel_timespec to = kevent_ms(ms);
-	struct kevent_wait_args wa;
 	struct ukevent ev[MAX_READY];
 	int i, n;
 
-	kevent_wait_args_set(&wa, &to, NULL);
-	n = kevent_get_events(efd, 1, max < MAX_READY ? max : MAX_READY, ev,
-			      &wa);
+	n = kev_get(efd, ev, max < MAX_READY ? max : MAX_READY, ms);
 	for (i = 0; i < n; i++) {
 		r[i].fd = ev[i].user_data;
 		r[i].revents = ev[i].ret_data;
@@ -121,30 +160,24 @@ static int kev_wait(int efd, struct ready *r, int max, int ms)
  */
 static int ksock_watch(int efd, int fd, unsigned int events, bool mod)
 {
+	struct ukevent uk;
 	uint32_t ev = 0;
-	int err;
 
 	if (events & POLLIN)
 		ev |= KEVENT_SOCKET_RECV | KEVENT_SOCKET_ACCEPT;
 	if (events & POLLOUT)
 		ev |= KEVENT_SOCKET_SEND;
-	err = mod ? kevent_modify_one(efd, KEVENT_TYPE_SOCKET, fd, ev, 0, fd)
-		  : kevent_socket_add(efd, fd, ev, 0, fd);
-	errno = -err;
-	return err ? -1 : 0;
+	kevent_prep_socket(&uk, fd, ev, 0, fd);
+	return kev_ctl1(efd, mod ? KEVENT_CTL_MODIFY : KEVENT_CTL_ADD, &uk);
 }
 
 static int ksock_wait(int efd, struct ready *r, int max, int ms)
 {
-	struct __kernel_timespec to = kevent_ms(ms);
-	struct kevent_wait_args wa;
 	struct ukevent ev[MAX_READY];
 	uint32_t ready;
 	int i, n;
 
-	kevent_wait_args_set(&wa, &to, NULL);
-	n = kevent_get_events(efd, 1, max < MAX_READY ? max : MAX_READY, ev,
-			      &wa);
+	n = kev_get(efd, ev, max < MAX_READY ? max : MAX_READY, ms);
 	for (i = 0; i < n; i++) {
 		ready = KEVENT_SOCKET_READY(ev[i].ret_data);
 		r[i].fd = ev[i].user_data;
@@ -341,7 +374,7 @@ static int aio_event(int efd, const struct ukevent *ev)
 {
 	int fd = ev->user_data;
 	struct conn *c = conn_get(fd);
-	int err;
+	struct ukevent uk;
 
 	if (!c)
 		return -1;
@@ -351,49 +384,43 @@ static int aio_event(int efd, const struct ukevent *ev)
 		return 1;
 	}
 	if (ev->event == KEVENT_AIO_RECV)
-		err = kevent_aio_add(efd, KEVENT_AIO_SEND, fd, 0, c->buf,
-				     ev->ret_data, fd);
+		kevent_prep_send(&uk, fd, 0, c->buf, ev->ret_data, fd);
 	else
-		err = kevent_aio_add(efd, KEVENT_AIO_RECV, fd, 0, c->buf,
-				     BUF_SIZE, fd);
-	errno = -err;
-	return err ? -1 : 0;
+		kevent_prep_recv(&uk, fd, 0, c->buf, BUF_SIZE, fd);
+	return kev_ctl1(efd, KEVENT_CTL_ADD, &uk);
 }
 
 static int aio_accept(int efd, int lfd)
 {
+	struct ukevent uk;
 	struct conn *c;
-	int fd, err;
+	int fd;
 
 	while ((fd = accept4(lfd, NULL, NULL,
 			     SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
 		c = conn_get(fd);
-		err = c ? kevent_aio_add(efd, KEVENT_AIO_RECV, fd, 0, c->buf,
-					 BUF_SIZE, fd) : -ENOMEM;
-		if (err) {
-			errno = -err;
+		if (!c)
+			return kev_errno(-ENOMEM);
+		kevent_prep_recv(&uk, fd, 0, c->buf, BUF_SIZE, fd);
+		if (kev_ctl1(efd, KEVENT_CTL_ADD, &uk))
 			return -1;
-		}
 	}
 	return errno == EAGAIN ? 0 : -1;
 }
 
 static int serve_aio(int lfd, int clients)
 {
-	struct __kernel_timespec to = kevent_ms(IDLE_MS);
-	struct kevent_wait_args wa;
-	struct ukevent ev[MAX_READY];
+	struct ukevent uk, ev[MAX_READY];
 	int efd, closed = 0, i, n, ret;
 
-	kevent_wait_args_set(&wa, &to, NULL);
-
-	efd = kevent_init(0, KEVENT_CLOEXEC);
-	if (efd < 0 || kevent_socket_add(efd, lfd, KEVENT_SOCKET_ACCEPT, 0, lfd)) {
+	efd = kev_init();
+	kevent_prep_socket(&uk, lfd, KEVENT_SOCKET_ACCEPT, 0, lfd);
+	if (efd < 0 || kev_ctl1(efd, KEVENT_CTL_ADD, &uk)) {
 		perror("kevent-aio");
 		return -1;
 	}
 	while (closed < clients) {
-		n = kevent_get_events(efd, 1, MAX_READY, ev, &wa);
+		n = kev_get(efd, ev, MAX_READY, IDLE_MS);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
@@ -444,19 +471,18 @@ struct rconn {
 };
 
 struct recv_srv {
-	int efd;
-	struct kevent_ring *ring;
-	struct kevent_buf_ring *br;
-	uint32_t br_tail;	/* our copy of the buffer ring's tail */
+	struct kevent_queue q;		/* the instance, its posted ring */
+	struct kevent_bufs br;		/* the receives' buffer ring */
 	char *bufs;
 	uint32_t len[RECV_BUFS];	/* bytes received in each buffer */
 	int next[RECV_BUFS];		/* the next buffer of its connection */
 	struct rconn *c;	/* indexed by fd */
 	int nr_c, nr_stalled, returned, closed;
 	bool waited;		/* the last kevent_submit() could sleep */
-	/* Two arrays of changes: results of one are handled into the other. */
+	/* Two batches: results of one are handled into the other. */
 	struct kevent_change chg[2][RECV_BATCH];
-	int cur, nchg;
+	struct kevent_batch b[2];
+	int cur;
 };
 
 static struct rconn *rconn_get(struct recv_srv *r, int fd)
@@ -476,29 +502,32 @@ static struct rconn *rconn_get(struct recv_srv *r, int fd)
 
 static int recv_submit(struct recv_srv *r, unsigned int min_nr);
 
-static struct kevent_change *recv_change(struct recv_srv *r)
+/* An entry with command @cmd in the current batch, for the caller to fill. */
+static struct ukevent *recv_change(struct recv_srv *r, unsigned int cmd)
 {
 	/* A full batch goes on its own, without waiting. */
-	if (r->nchg == RECV_BATCH && recv_submit(r, 0) < 0)
+	if (r->b[r->cur].nr == RECV_BATCH && recv_submit(r, 0) < 0)
 		return NULL;
-	return &r->chg[r->cur][r->nchg++];
+	return kevent_batch_add(&r->b[r->cur], cmd);
 }
 
+/* Back to the buffer ring, given with the next kevent_submit(). */
 static void recv_buf_put(struct recv_srv *r, int bid)
 {
-	kevent_buf_ring_add(r->br, RECV_BUFS - 1, &r->br_tail,
-			    r->bufs + (size_t)bid * RECV_BUF, RECV_BUF, bid);
+	/* Never more buffers than entries: it cannot be full. */
+	kevent_bufs_add(&r->br, r->bufs + (size_t)bid * RECV_BUF, RECV_BUF,
+			bid);
 	r->returned++;
 }
 
 /* Change @cmd (ADD, TRIGGER) of @fd's receive. */
-static int recv_rearm(struct recv_srv *r, uint32_t cmd, int fd)
+static int recv_rearm(struct recv_srv *r, unsigned int cmd, int fd)
 {
-	struct kevent_change *ch = recv_change(r);
+	struct ukevent *uk = recv_change(r, cmd);
 
-	if (!ch)
+	if (!uk)
 		return -1;
-	kevent_change_recv_multi(ch, cmd, fd, RECV_TAG, r->br, RECV_BUFS, fd);
+	kevent_prep_recv_bufs(uk, fd, RECV_TAG, &r->br, fd);
 	return 0;
 }
 
@@ -509,17 +538,17 @@ static int recv_rearm(struct recv_srv *r, uint32_t cmd, int fd)
 static int recv_next(struct recv_srv *r, int fd)
 {
 	struct rconn *c = &r->c[fd];
-	struct kevent_change *ch;
+	struct ukevent *uk;
 
 	if (c->busy)
 		return 0;
 	if (c->first >= 0) {
-		ch = recv_change(r);
-		if (!ch)
+		uk = recv_change(r, KEVENT_CTL_SEND);
+		if (!uk)
 			return -1;
-		kevent_change_send(ch, fd, SEND_TAG,
-				   r->bufs + (size_t)c->first * RECV_BUF,
-				   r->len[c->first], fd);
+		kevent_prep_send(uk, fd, SEND_TAG,
+				 r->bufs + (size_t)c->first * RECV_BUF,
+				 r->len[c->first], fd);
 		c->busy = true;
 		return 0;
 	}
@@ -578,33 +607,33 @@ static int recv_result(struct recv_srv *r, const struct kevent_change *ch)
  */
 static int recv_submit(struct recv_srv *r, unsigned int min_nr)
 {
-	struct __kernel_timespec to = kevent_ms(IDLE_MS);
-	struct kevent_change *chg = r->chg[r->cur];
-	struct kevent_submit sub;
-	int i, n, ret;
+	struct __kernel_timespec to = ms_timeout(IDLE_MS);
+	struct kevent_batch *b = &r->b[r->cur];
+	unsigned int i, n;
+	int ret;
 
 	/*
 	 * A send done whole makes no event: were a connection's next buffer
 	 * waiting for it, the call must not sleep before the next send.
 	 */
-	for (i = 0; min_nr && i < r->nchg; i++)
-		if (chg[i].cmd == KEVENT_CTL_SEND &&
-		    r->next[r->c[(uint32_t)chg[i].ev.id].first] >= 0)
+	for (i = 0; min_nr && i < b->nr; i++)
+		if (b->changes[i].cmd == KEVENT_CTL_SEND &&
+		    r->next[r->c[(uint32_t)b->changes[i].ev.id].first] >= 0)
 			min_nr = 0;
 	r->waited = min_nr;
-	kevent_buf_ring_publish(r->br, r->br_tail);
-	kevent_submit_set(&sub, chg, r->nchg, min_nr, &to, NULL);
-	ret = kevent_submit(r->efd, &sub);
-	if (ret < 0 && errno != EINTR) {
-		perror("kevent-recv: kevent_submit");
+	kevent_bufs_publish(&r->br);
+	ret = kevent_batch_submit(&r->q, b, min_nr, &to);
+	if (ret < 0 && ret != -EINTR) {
+		fprintf(stderr, "kevent-recv: kevent_submit: %s\n",
+			strerror(-ret));
 		return -1;
 	}
-	/* The results may make changes: into the other array. */
-	n = r->nchg;
+	/* The results may make changes: into the other batch. */
+	n = b->nr;
 	r->cur ^= 1;
-	r->nchg = 0;
+	kevent_batch_reset(&r->b[r->cur]);
 	for (i = 0; i < n; i++)
-		if (recv_result(r, &chg[i]))
+		if (recv_result(r, &b->changes[i]))
 			return -1;
 	return ret < 0 ? 0 : ret;
 }
@@ -697,48 +726,46 @@ static int recv_trigger_stalled(struct recv_srv *r)
 static int serve_recv(int lfd, int clients)
 {
 	struct recv_srv *r = calloc(1, sizeof(*r));
-	struct ukevent *slots;
-	uint32_t tail, head;
-	int i, ret = -1;
+	const struct ukevent *ev;
+	int i, ret = -1, err;
 
 	if (!r)
 		return -1;
-	r->efd = kevent_init(RECV_RING, KEVENT_CLOEXEC | KEVENT_RING_POST);
-	r->ring = r->efd < 0 ? NULL : kevent_ring_map(r->efd, RECV_RING);
-	/* The buffer ring: zeroed, aligned, as a fresh mapping is. */
-	r->br = mmap(NULL, kevent_buf_ring_size(RECV_BUFS),
-		     PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	err = kevent_queue_init(&r->q, RECV_RING,
+				KEVENT_CLOEXEC | KEVENT_RING_POST);
+	if (err) {
+		fprintf(stderr, "kevent-recv: %s\n", strerror(-err));
+		free(r);
+		return -1;
+	}
+	err = kevent_bufs_init(&r->br, RECV_BUFS);
 	r->bufs = malloc((size_t)RECV_BUFS * RECV_BUF);
-	if (!r->ring || r->br == MAP_FAILED || !r->bufs) {
-		perror("kevent-recv");
+	if (err || !r->bufs) {
+		fprintf(stderr, "kevent-recv: %s\n", strerror(err ? -err : ENOMEM));
 		goto out;
 	}
+	kevent_batch_init(&r->b[0], r->chg[0], RECV_BATCH);
+	kevent_batch_init(&r->b[1], r->chg[1], RECV_BATCH);
 	for (i = 0; i < RECV_BUFS; i++)
 		recv_buf_put(r, i);
-	kevent_change_set(recv_change(r), KEVENT_CTL_ADD, KEVENT_TYPE_SOCKET,
-			  lfd, KEVENT_SOCKET_ACCEPT, KEVENT_REQ_ET, lfd);
-	slots = (struct ukevent *)((char *)r->ring + KEVENT_RING_EVENTS_OFFSET);
-	tail = r->ring->tail;
+	/* The batch is empty: there is room. */
+	kevent_prep_socket(kevent_batch_add(&r->b[r->cur], KEVENT_CTL_ADD), lfd,
+			   KEVENT_SOCKET_ACCEPT, KEVENT_REQ_ET, lfd);
 	while (r->closed < clients) {
 		bool empty, pending;
 		int n;
 
-		head = __atomic_load_n(&r->ring->head, __ATOMIC_ACQUIRE);
-		for (; tail != head; tail++) {
-			const struct ukevent *ev = &slots[tail & r->ring->mask];
-
+		while ((ev = kevent_ring_peek(&r->q))) {
 			if ((ev->type == KEVENT_TYPE_SOCKET ?
 			     recv_accept(r, lfd) : recv_event(r, ev)) < 0)
 				goto out;
 			/* A full batch may have been submitted: slot done. */
-			__atomic_store_n(&r->ring->tail, tail + 1,
-					 __ATOMIC_RELEASE);
+			kevent_ring_advance(&r->q, 1);
 		}
 		if (r->closed == clients)
 			break;
-		pending = __atomic_load_n(&r->ring->flags, __ATOMIC_ACQUIRE) &
-			  KEVENT_RING_PENDING;
-		empty = tail == __atomic_load_n(&r->ring->head, __ATOMIC_ACQUIRE);
+		pending = kevent_ring_flags(&r->q) & KEVENT_RING_PENDING;
+		empty = !kevent_ring_ready(&r->q);
 		if (!empty && !pending)
 			continue;
 		if (recv_trigger_stalled(r))
@@ -753,12 +780,8 @@ static int serve_recv(int lfd, int clients)
 	}
 	ret = 0;
 out:
-	if (r->efd >= 0)
-		close(r->efd);	/* cancels what is left */
-	if (r->ring)
-		munmap(r->ring, KEVENT_RING_SIZE(RECV_RING));
-	if (r->br != MAP_FAILED && r->br)
-		munmap(r->br, kevent_buf_ring_size(RECV_BUFS));
+	kevent_queue_exit(&r->q);	/* closing it cancels what is left */
+	kevent_bufs_exit(&r->br);
 	for (i = 0; i < r->nr_c; i++)
 		if (r->c[i].open)
 			close(i);
