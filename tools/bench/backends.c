@@ -24,7 +24,6 @@
 #include <unistd.h>
 #include <linux/io_uring.h>
 
-#include "kevent.h"
 #include "bench.h"
 
 int be_fail(const struct be_state *s, const char *what)
@@ -43,8 +42,15 @@ static int bad_event(const struct be_state *s, const char *what,
 }
 
 /* ------------------------------------------------------------------ */
-/* kevent                                                              */
+/* kevent, on libkevent                                                */
 /* ------------------------------------------------------------------ */
+
+/* be_fail() for libkevent's -errno results. */
+static int kev_fail(struct be_state *s, const char *what, int err)
+{
+	errno = -err;
+	return be_fail(s, what);
+}
 
 /* Entries one kevent_ctl() takes (KEVENT_CTL_MAX_BATCH in the kernel). */
 #define KEVENT_BATCH 65536
@@ -65,14 +71,12 @@ static int kev_add(struct be_state *s, struct ukevent *uk, int num)
 		ret = COUNTED(ctl, kevent_ctl(s->fd, KEVENT_CTL_ADD, n,
 					      uk + done, 0));
 		if (ret <= 0)
-			ret = be_fail(s, "kevent_ctl(ADD)");
+			ret = kev_fail(s, "kevent_ctl(ADD)", ret ?: -EIO);
 	}
-	for (i = 0; ret >= 0 && i < num; i++) {
-		if (uk[i].ret_error) {
-			errno = -uk[i].ret_error;
-			ret = be_fail(s, "kevent_ctl(ADD) entry");
-		}
-	}
+	for (i = 0; ret >= 0 && i < num; i++)
+		if (uk[i].ret_error)
+			ret = kev_fail(s, "kevent_ctl(ADD) entry",
+				       uk[i].ret_error);
 	return ret < 0 ? -1 : 0;
 }
 
@@ -85,8 +89,7 @@ static int kev_register(struct be_state *s)
 	if (!uk)
 		return be_fail(s, "malloc");
 	for (i = 0; i < s->nfds; i++)
-		kevent_set(&uk[i], KEVENT_TYPE_POLL, s->fds[i], POLLIN,
-			   s->be->flags, i);
+		kevent_prep_poll(&uk[i], s->fds[i], POLLIN, s->be->flags, i);
 	ret = kev_add(s, uk, s->nfds);
 	free(uk);
 	return ret;
@@ -97,7 +100,7 @@ static int kev_open(struct be_state *s)
 {
 	s->fd = COUNTED(ctl, kevent_init(0, KEVENT_CLOEXEC));
 	if (s->fd < 0)
-		return be_fail(s, "kevent_init");
+		return kev_fail(s, "kevent_init", s->fd);
 	s->buf = malloc(MAX_EVENTS * sizeof(struct ukevent));
 	if (!s->buf)
 		return be_fail(s, "malloc");
@@ -125,7 +128,7 @@ static int kev_collect(struct be_state *s, int max, bool block)
 	n = COUNTED(wait, kevent_get_events(s->fd, 1, max, s->buf,
 					    block ? NULL : &kev_nowait));
 	if (n < 0)
-		return errno == EINTR ? 0 : be_fail(s, "kevent_get_events");
+		return n == -EINTR ? 0 : kev_fail(s, "kevent_get_events", n);
 	return n;
 }
 
@@ -147,7 +150,6 @@ static int kev_wait(struct be_state *s, int *cookies, int max, bool block)
 	return n;
 }
 
-#ifdef KEVENT_RING_SIZE
 /*
  * kevent with a mapped ring: kevent_wait() publishes ready events into
  * memory shared with user space instead of copying them into a buffer.
@@ -168,13 +170,14 @@ static bool kring_probe(const struct backend *be)
 
 static int kring_open(struct be_state *s, unsigned int flags)
 {
+	int err;
+
 	s->fd = COUNTED(ctl, kevent_init(KRING_ENTRIES, KEVENT_CLOEXEC | flags));
 	if (s->fd < 0)
-		return be_fail(s, "kevent_init(ring)");
-	s->map_len = KEVENT_RING_SIZE(KRING_ENTRIES);
-	s->map = kevent_ring_map(s->fd, KRING_ENTRIES);
-	if (!s->map)
-		return be_fail(s, "mmap(ring)");
+		return kev_fail(s, "kevent_init(ring)", s->fd);
+	err = kevent_ring_map(&s->kq, s->fd, KRING_ENTRIES);
+	if (err)
+		return kev_fail(s, "kevent_ring_map", err);
 	return kev_register(s);
 }
 
@@ -185,38 +188,36 @@ static int kring_setup(struct be_state *s)
 
 static int kring_wait(struct be_state *s, int *cookies, int max, bool block)
 {
-	struct kevent_ring *ring = s->map;
-	struct ukevent *ev = s->map + KEVENT_RING_EVENTS_OFFSET;
-	unsigned int tail = ring->tail;
-	unsigned int head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
-	int n = 0;
+	unsigned int n = kevent_ring_ready(&s->kq), i;
+	int ret;
 
-	if (head == tail) {
-		if (COUNTED(wait, kevent_wait(s->fd, block, block ? NULL : &kev_nowait)) < 0)
-			return errno == EINTR ? 0 : be_fail(s, "kevent_wait");
-		head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
+	if (!n) {
+		ret = COUNTED(wait, kevent_wait(s->fd, block,
+						block ? NULL : &kev_nowait));
+		if (ret < 0)
+			return ret == -EINTR ? 0 : kev_fail(s, "kevent_wait", ret);
+		n = kevent_ring_ready(&s->kq);
 	}
-	for (; tail != head && n < max; tail++, n++) {
-		const struct ukevent *e = &ev[tail & ring->mask];
+	if (n > (unsigned int)max)
+		n = max;
+	for (i = 0; i < n; i++) {
+		const struct ukevent *e = kevent_ring_event(&s->kq, i);
 
 		if ((e->ret_flags & KEVENT_RET_BROKEN) || !(e->ret_data & POLLIN))
 			return bad_event(s, "not readable", e->user_data,
 					 e->ret_data);
-		cookies[n] = e->user_data;
+		cookies[i] = e->user_data;
 	}
 	/* The slots are read: give them back. */
-	__atomic_store_n(&ring->tail, tail, __ATOMIC_RELEASE);
+	kevent_ring_advance(&s->kq, n);
 	return n;
 }
 
 static void kring_teardown(struct be_state *s)
 {
-	if (s->map)
-		munmap(s->map, s->map_len);
-	s->map = NULL;
+	kevent_ring_unmap(&s->kq);
 }
 
-#ifdef KEVENT_RING_POST
 /*
  * kevent with a posted ring: the pipe's wakeup writes the event into the
  * ring, so kevent_wait() is entered only when the ring is empty, to sleep.
@@ -241,8 +242,6 @@ static int kpost_wait(struct be_state *s, int *cookies, int max, bool block)
 {
 	return kring_wait(s, cookies, max, block);
 }
-#endif /* KEVENT_RING_POST */
-#endif /* KEVENT_RING_SIZE */
 
 /* ------------------------------------------------------------------ */
 /* epoll                                                               */
@@ -573,17 +572,18 @@ static int none_wait(struct be_state *s, int *cookies, int max, bool block)
 /* Timers: KEVENT_TYPE_TIMER, and timerfds watched by a poll back end  */
 /* ------------------------------------------------------------------ */
 
-#ifdef KEVENT_TYPE_TIMER
 /* Does this kernel have timer kevents? */
 static bool ktimer_probe(const struct backend *be)
 {
 	int fd = kevent_init(0, KEVENT_CLOEXEC);
+	struct ukevent uk;
 	bool ok;
 
 	(void)be;
 	if (fd < 0)
 		return false;
-	ok = !kevent_timer_add(fd, 0, 1000000000, 0, 0, 0, 0);
+	kevent_prep_timer(&uk, 0, 1000000000, 0, 0, 0, 0);
+	ok = kevent_ctl(fd, KEVENT_CTL_ADD, 1, &uk, 0) == 1 && !uk.ret_error;
 	close(fd);
 	return ok;
 }
@@ -601,11 +601,8 @@ static int ktimer_setup(struct be_state *s)
 	if (!uk)
 		return be_fail(s, "malloc");
 	for (i = 0; i < s->nfds; i++) {
-		kevent_set(&uk[i], KEVENT_TYPE_TIMER, i, KEVENT_TIMER_EXPIRED,
-			   0, i);
-		uk[i].args[0] = timer_first(s, i);
-		uk[i].args[1] = s->period_ns;
-		uk[i].arg_flags = KEVENT_TIMER_ABSTIME;
+		kevent_prep_timer(&uk[i], i, timer_first(s, i), s->period_ns,
+				  KEVENT_TIMER_ABSTIME, 0, i);
 	}
 	ret = kev_add(s, uk, s->nfds);
 	free(uk);
@@ -632,7 +629,6 @@ static int ktimer_wait(struct be_state *s, int *cookies, int max, bool block)
 	}
 	return n;
 }
-#endif /* KEVENT_TYPE_TIMER */
 
 /* The back end of backends[] called @name, or NULL. */
 static const struct backend *find_backend(const char *name)
@@ -763,14 +759,10 @@ const struct backend backends[] = {
 	BE("epoll-ET",    NULL,       EPOLLET,              ep),
 	BE("kevent-LT",   "epoll-LT", 0,                    kev),
 	BE("kevent-ET",   "epoll-ET", KEVENT_REQ_ET,        kev),
-#ifdef KEVENT_RING_SIZE
 	BE("kevent-ring", "epoll-ET", KEVENT_REQ_ET,        kring,
 	   .probe = kring_probe, .teardown = kring_teardown),
-#ifdef KEVENT_RING_POST
 	BE("kevent-post", "epoll-ET", KEVENT_REQ_ET,        kpost,
 	   .probe = kpost_probe, .teardown = kring_teardown),
-#endif
-#endif
 	BE("io_uring",    "epoll-ET", 0,                    uring,
 	   .teardown = uring_teardown),
 	BE("io_uring-dt", "epoll-ET", IO_URING_FLAGS_DEFER, uring,
@@ -794,10 +786,8 @@ const int nr_backends = sizeof(backends) / sizeof(backends[0]);
 const struct backend timer_backends[] = {
 	BE("timerfd+epoll",    NULL,            0,              tfd,
 	   .on = "epoll-LT", .teardown = tfd_teardown),
-#ifdef KEVENT_TYPE_TIMER
 	BE("kevent-timer",     "timerfd+epoll", 0,              ktimer,
 	   .on = "kevent-LT", .probe = ktimer_probe),
-#endif
 	BE("timerfd+kevent",   "timerfd+epoll", 0,              tfd,
 	   .on = "kevent-LT", .teardown = tfd_teardown),
 	BE("timerfd+io_uring", "timerfd+epoll", TIMER_EMPTY_OK, tfd,

@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <kevent/kevent.h>
 
 /*
  * System calls made, by purpose. Every system call of the timed parts goes
@@ -41,8 +42,7 @@ struct be_state {
 	int fd;			/* kevent, epoll or io_uring fd, or -1 */
 	void *buf;		/* event buffer, or poll()'s pollfd array */
 	struct uring *ring;	/* io_uring only */
-	void *map;		/* kevent's mapped ring */
-	size_t map_len;
+	struct kevent_queue kq;	/* kevent's mapped ring (fd: s->fd) */
 	/*
 	 * The cookies the harness made ready since the last wait. Only the
 	 * "none" back end looks at them: it stands for the work that is the

@@ -34,7 +34,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include <kevent.h>
+#include <kevent/kevent.h>
 
 #include "bench.h"
 
@@ -113,14 +113,16 @@ static int reg_epoll(const int *fds, int n)
  */
 static int reg_kevent(struct ukevent *uk, int n, int batch)
 {
-	int kfd = kevent_init(0, KEVENT_CLOEXEC), i, k, done;
+	int kfd = kevent_init(0, KEVENT_CLOEXEC), i, k, done, ret;
 
 	if (kfd < 0)
-		fail("kevent_init: %s", strerror(errno));
+		fail("kevent_init: %s", strerror(-kfd));
 	for (done = 0; done < n; done += k) {
 		k = n - done < batch ? n - done : batch;
-		if (kevent_ctl(kfd, KEVENT_CTL_ADD, k, uk + done, 0) != k)
-			fail("kevent_ctl(ADD) at %d: %s", done, strerror(errno));
+		ret = kevent_ctl(kfd, KEVENT_CTL_ADD, k, uk + done, 0);
+		if (ret != k)
+			fail("kevent_ctl(ADD) at %d: %s", done,
+			     ret < 0 ? strerror(-ret) : "short");
 	}
 	for (i = 0; i < n; i++)
 		if (uk[i].ret_error)
@@ -172,8 +174,7 @@ static void reg_table(int n, const int *batch, int nr_be, int reps)
 	bench_step("registrations: opening eventfds");
 	open_eventfds(fds, n);
 	for (i = 0; i < n; i++)
-		kevent_set(&uk[i], KEVENT_TYPE_POLL, fds[i], POLLIN,
-			   KEVENT_REQ_ET, i);
+		kevent_prep_poll(&uk[i], fds[i], POLLIN, KEVENT_REQ_ET, i);
 	write_limit("/proc/sys/fs/epoll/max_user_watches", 2LL * n + 1024);
 	write_limit("/proc/sys/user/max_kevents", 2LL * n + 1024);
 

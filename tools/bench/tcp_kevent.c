@@ -32,7 +32,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <kevent.h>
+#include <kevent/kevent.h>
 
 #include "tcp.h"
 
@@ -41,9 +41,7 @@
 
 struct kv {
 	struct srv *s;
-	int fd;
-	struct kevent_ring *ring;
-	struct ukevent *slots;
+	struct kevent_queue q;	/* the instance and its posted ring */
 	struct ukevent *ctl;	/* entries of the next kevent_ctl() */
 	int nctl;
 	char *buf;
@@ -58,12 +56,14 @@ static uint64_t kv_cookie(struct srv *s, int fd)
 
 static void kv_flush(struct kv *k)
 {
-	int i;
+	int i, ret;
 
 	if (!k->nctl)
 		return;
-	if (COUNTED(ctl, kevent_ctl(k->fd, KEVENT_CTL_ADD, k->nctl, k->ctl, 0)) != k->nctl)
-		fail("kevent server: kevent_ctl: %s", strerror(errno));
+	ret = COUNTED(ctl, kevent_ctl(k->q.fd, KEVENT_CTL_ADD, k->nctl, k->ctl, 0));
+	if (ret != k->nctl)
+		fail("kevent server: kevent_ctl: %s",
+		     ret < 0 ? strerror(-ret) : "short");
 	for (i = 0; i < k->nctl; i++)
 		if (k->ctl[i].ret_error)
 			fail("kevent server: kevent_ctl entry %d: %s", i,
@@ -80,16 +80,16 @@ static struct ukevent *kv_entry(struct kv *k)
 
 static void kv_open(struct kv *k, struct srv *s)
 {
+	int err;
+
 	k->s = s;
-	k->fd = kevent_init(KV_RING, KEVENT_CLOEXEC | KEVENT_RING_POST);
-	if (k->fd < 0)
-		fail("kevent server: kevent_init: %s", strerror(errno));
-	k->ring = kevent_ring_map(k->fd, KV_RING);
+	err = kevent_queue_init(&k->q, KV_RING, KEVENT_CLOEXEC | KEVENT_RING_POST);
+	if (err)
+		fail("kevent server: kevent_queue_init: %s", strerror(-err));
 	k->ctl = malloc(KV_BATCH * sizeof(*k->ctl));
 	k->buf = malloc(s->run->rbuf);
-	if (!k->ring || !k->ctl || !k->buf)
+	if (!k->ctl || !k->buf)
 		fail("kevent server: set-up: %s", strerror(errno));
-	k->slots = (struct ukevent *)((char *)k->ring + KEVENT_RING_EVENTS_OFFSET);
 }
 
 /*
@@ -101,23 +101,23 @@ static void kv_loop(struct kv *k, void (*handle)(struct kv *k, const struct ukev
 {
 	/* A reply is on its way only once its send has completed. */
 	while (!srv_done(k->s) || k->sending) {
-		uint32_t tail = k->ring->tail;
-		uint32_t head = __atomic_load_n(&k->ring->head, __ATOMIC_ACQUIRE);
-		bool pending;
+		unsigned int n = kevent_ring_ready(&k->q), i;
+		bool pending, empty;
+		int ret;
 
-		for (; tail != head; tail++)
-			handle(k, &k->slots[tail & k->ring->mask]);
-		__atomic_store_n(&k->ring->tail, tail, __ATOMIC_RELEASE);
+		for (i = 0; i < n; i++)
+			handle(k, kevent_ring_event(&k->q, i));
+		kevent_ring_advance(&k->q, n);
 		kv_flush(k);
 		if (srv_done(k->s) && !k->sending)
 			break;
-		pending = __atomic_load_n(&k->ring->flags, __ATOMIC_ACQUIRE) &
-			  KEVENT_RING_PENDING;
-		head = __atomic_load_n(&k->ring->head, __ATOMIC_ACQUIRE);
-		if ((head == tail || pending) &&
-		    COUNTED(wait, kevent_wait(k->fd, head == tail, NULL)) < 0 &&
-		    errno != EINTR)
-			fail("kevent server: kevent_wait: %s", strerror(errno));
+		pending = kevent_ring_flags(&k->q) & KEVENT_RING_PENDING;
+		empty = !kevent_ring_ready(&k->q);
+		if (!empty && !pending)
+			continue;
+		ret = COUNTED(wait, kevent_wait(k->q.fd, empty, NULL));
+		if (ret < 0 && ret != -EINTR)
+			fail("kevent server: kevent_wait: %s", strerror(-ret));
 	}
 }
 
@@ -127,8 +127,8 @@ static void kv_loop(struct kv *k, void (*handle)(struct kv *k, const struct ukev
 
 static void kv_watch(struct kv *k, int fd, uint32_t events)
 {
-	kevent_set(kv_entry(k), KEVENT_TYPE_SOCKET, fd, events, KEVENT_REQ_ET,
-		   kv_cookie(k->s, fd));
+	kevent_prep_socket(kv_entry(k), fd, events, KEVENT_REQ_ET,
+			   kv_cookie(k->s, fd));
 }
 
 static void kv_added(void *arg, int fd)
@@ -193,8 +193,8 @@ static int post_serve(struct srv *s, const struct tcp_backend *be)
 	for (i = 0; i < s->ninitial; i++)
 		kv_watch(&k, s->initial[i], KEVENT_SOCKET_RECV);
 	if (s->run->scn == TCP_S3) {
-		kevent_set(kv_entry(&k), KEVENT_TYPE_SOCKET, s->lfd,
-			   KEVENT_SOCKET_ACCEPT, KEVENT_REQ_ET, s->lfd);
+		kevent_prep_socket(kv_entry(&k), s->lfd, KEVENT_SOCKET_ACCEPT,
+				   KEVENT_REQ_ET, s->lfd);
 	}
 	kv_flush(&k);
 	srv_begin(s);
@@ -231,11 +231,12 @@ static void aio_queue(struct kv *k, uint32_t op, int fd, uint32_t tag,
 		      void *buf, uint64_t len)
 {
 	struct ukevent *uk = kv_entry(k);
+	uint64_t cookie = (uint64_t)tag << 32 | (uint32_t)fd;
 
-	kevent_set(uk, KEVENT_TYPE_AIO, KEVENT_AIO_ID(fd, tag), op,
-		   KEVENT_REQ_ONESHOT, (uint64_t)tag << 32 | (uint32_t)fd);
-	uk->args[0] = (uint64_t)(uintptr_t)buf;
-	uk->args[1] = len;
+	if (op == KEVENT_AIO_SEND)
+		kevent_prep_send(uk, fd, tag, buf, len, cookie);
+	else
+		kevent_prep_recv(uk, fd, tag, buf, len, cookie);
 	if (op == KEVENT_AIO_SEND)
 		k->sending++;
 }

@@ -35,7 +35,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <kevent.h>
+#include <kevent/kevent.h>
 
 #include "tcp.h"
 
@@ -55,18 +55,16 @@ struct kr_fd {
 
 struct kr {
 	struct srv *s;
-	int fd;
-	struct kevent_ring *ring;
-	struct ukevent *slots;
-	uint32_t ev_tail;		/* next event slot to handle */
-	struct kevent_change *chg;	/* the next kevent_submit()'s changes */
-	int nchg, nsend;		/* how many; of which sends */
-	struct kevent_buf_ring *br;	/* the buffer ring... */
-	uint32_t nbufs, br_tail;	/* ...its entries and buffers; our tail */
+	struct kevent_queue q;		/* the instance and its posted ring */
+	unsigned int handled;		/* event slots handled, not given back */
+	struct kevent_batch b;		/* the next kevent_submit()'s changes */
+	int nsend;			/* of which sends */
+	struct kevent_bufs br;		/* the buffer ring... */
+	uint32_t nbufs;			/* ...its entries and buffers */
 	char *bufs;
 	struct kr_fd *fds;		/* indexed by fd */
 	int stall_head, stall_tail;	/* receives stopped by -ENOBUFS */
-	uint32_t trig_tail;		/* br_tail at the last triggering */
+	uint32_t trig_tail;		/* br.tail at the last triggering */
 	long long sending;		/* sends queued, not yet completed */
 };
 
@@ -118,32 +116,33 @@ static void kr_result(struct kr *k, const struct kevent_change *ch)
  */
 static void kr_submit(struct kr *k, unsigned int min_nr)
 {
-	struct kevent_submit sub;
-	int i;
+	unsigned int i;
+	int ret;
 
-	kevent_buf_ring_publish(k->br, k->br_tail);
-	__atomic_store_n(&k->ring->tail, k->ev_tail, __ATOMIC_RELEASE);
-	kevent_submit_set(&sub, k->chg, k->nchg, min_nr, NULL, NULL);
-	if (COUNTED(wait, kevent_submit(k->fd, &sub)) < 0 && errno != EINTR)
-		fail("kevent-recv server: kevent_submit: %s", strerror(errno));
-	for (i = 0; i < k->nchg; i++)
-		kr_result(k, &k->chg[i]);
-	k->nchg = 0;
+	kevent_bufs_publish(&k->br);
+	kevent_ring_advance(&k->q, k->handled);
+	k->handled = 0;
+	ret = COUNTED(wait, kevent_batch_submit(&k->q, &k->b, min_nr, NULL));
+	if (ret < 0 && ret != -EINTR)
+		fail("kevent-recv server: kevent_submit: %s", strerror(-ret));
+	for (i = 0; i < k->b.nr; i++)
+		kr_result(k, &k->b.changes[i]);
+	kevent_batch_reset(&k->b);
 	k->nsend = 0;
 }
 
-static struct kevent_change *kr_change(struct kr *k)
+static struct ukevent *kr_change(struct kr *k, unsigned int cmd)
 {
 	/* A full batch is submitted on its own, without waiting (rare). */
-	if (k->nchg == KR_BATCH)
+	if (k->b.nr == KR_BATCH)
 		kr_submit(k, 0);
-	return &k->chg[k->nchg++];
+	return kevent_batch_add(&k->b, cmd);
 }
 
 static void kr_recv(struct kr *k, uint32_t cmd, int fd)
 {
-	kevent_change_recv_multi(kr_change(k), cmd, fd, KR_RECV_TAG, k->br,
-				 k->nbufs, kr_cookie(k->s, fd));
+	kevent_prep_recv_bufs(kr_change(k, cmd), fd, KR_RECV_TAG, &k->br,
+			      kr_cookie(k->s, fd));
 }
 
 /* Buffer @bid is ours again: to the ring, published before the next call. */
@@ -151,8 +150,8 @@ static void kr_buf_put(struct kr *k, uint32_t bid)
 {
 	size_t rbuf = k->s->run->rbuf;
 
-	kevent_buf_ring_add(k->br, k->nbufs - 1, &k->br_tail,
-			    k->bufs + (size_t)bid * rbuf, rbuf, bid);
+	/* As many buffers as entries: the ring is never full. */
+	kevent_bufs_add(&k->br, k->bufs + (size_t)bid * rbuf, rbuf, bid);
 }
 
 /*
@@ -203,9 +202,9 @@ static void kr_trigger_stalled(struct kr *k)
 {
 	int fd;
 
-	if (k->stall_head < 0 || k->br_tail == k->trig_tail)
+	if (k->stall_head < 0 || k->br.tail == k->trig_tail)
 		return;
-	k->trig_tail = k->br_tail;
+	k->trig_tail = k->br.tail;
 	for (fd = k->stall_head; fd >= 0; fd = k->fds[fd].next)
 		kr_recv(k, KEVENT_CTL_TRIGGER, fd);
 }
@@ -293,8 +292,8 @@ static void kr_received(struct kr *k, const struct ukevent *ev)
 	if (k->fds[fd].rest)
 		fail("kevent-recv server: fd %d: a reply while the last one is queued",
 		     fd);
-	kevent_change_send(kr_change(k), fd, KR_SEND_TAG, c->out, reply,
-			   kr_cookie(s, fd));
+	kevent_prep_send(kr_change(k, KEVENT_CTL_SEND), fd, KR_SEND_TAG, c->out,
+			 reply, kr_cookie(s, fd));
 	k->nsend++;
 }
 
@@ -328,19 +327,19 @@ static void *kr_mmap(size_t len)
 
 static void kr_setup(struct kr *k, struct srv *s)
 {
+	struct kevent_change *chg;
 	uint32_t i;
+	int err;
 
 	k->s = s;
-	k->fd = kevent_init(KR_RING, KEVENT_CLOEXEC | KEVENT_RING_POST);
-	if (k->fd < 0)
-		fail("kevent-recv server: kevent_init: %s", strerror(errno));
-	k->ring = kevent_ring_map(k->fd, KR_RING);
-	k->chg = calloc(KR_BATCH, sizeof(*k->chg));
+	err = kevent_queue_init(&k->q, KR_RING, KEVENT_CLOEXEC | KEVENT_RING_POST);
+	if (err)
+		fail("kevent-recv server: kevent_queue_init: %s", strerror(-err));
+	chg = calloc(KR_BATCH, sizeof(*chg));
 	k->fds = calloc(s->max_fd, sizeof(*k->fds));
-	if (!k->ring || !k->chg || !k->fds)
+	if (!chg || !k->fds)
 		fail("kevent-recv server: set-up: %s", strerror(errno));
-	k->slots = (struct ukevent *)((char *)k->ring + KEVENT_RING_EVENTS_OFFSET);
-	k->ev_tail = k->ring->tail;
+	kevent_batch_init(&k->b, chg, KR_BATCH);
 	k->stall_head = k->stall_tail = -1;
 
 	/* The buffer ring (zeroed: head and tail 0) and its buffers. */
@@ -349,7 +348,9 @@ static void kr_setup(struct kr *k, struct srv *s)
 	if (k->nbufs > KEVENT_BUF_RING_MAX)
 		fail("kevent-recv server: %u buffers, more than a ring holds",
 		     k->nbufs);
-	k->br = kr_mmap(kevent_buf_ring_size(k->nbufs));
+	err = kevent_bufs_init(&k->br, k->nbufs);
+	if (err)
+		fail("kevent-recv server: kevent_bufs_init: %s", strerror(-err));
 	k->bufs = kr_mmap((size_t)k->nbufs * s->run->rbuf);
 	for (i = 0; i < k->nbufs; i++)
 		kr_buf_put(k, i);
@@ -365,18 +366,21 @@ static int kr_serve(struct srv *s, const struct tcp_backend *be)
 	for (i = 0; i < s->ninitial; i++)
 		kr_recv(&k, KEVENT_CTL_ADD, s->initial[i]);
 	if (s->run->scn == TCP_S3)
-		kevent_change_set(kr_change(&k), KEVENT_CTL_ADD,
-				  KEVENT_TYPE_SOCKET, s->lfd,
-				  KEVENT_SOCKET_ACCEPT, KEVENT_REQ_ET, s->lfd);
+		kevent_prep_socket(kr_change(&k, KEVENT_CTL_ADD), s->lfd,
+				   KEVENT_SOCKET_ACCEPT, KEVENT_REQ_ET, s->lfd);
 	kr_submit(&k, 0);
 	srv_begin(s);
 	for (;;) {
-		uint32_t head = __atomic_load_n(&k.ring->head, __ATOMIC_ACQUIRE);
 		bool empty, pending, last;
 
-		for (; k.ev_tail != head; k.ev_tail++)
-			kr_handle(&k, &k.slots[k.ev_tail & k.ring->mask]);
-		__atomic_store_n(&k.ring->tail, k.ev_tail, __ATOMIC_RELEASE);
+		/*
+		 * Handled in place; a full batch submitted meanwhile gives
+		 * back the slots handled before it (kr_submit()).
+		 */
+		for (; k.handled < kevent_ring_ready(&k.q); k.handled++)
+			kr_handle(&k, kevent_ring_event(&k.q, k.handled));
+		kevent_ring_advance(&k.q, k.handled);
+		k.handled = 0;
 		/*
 		 * Done: but the last replies must go out (S2), and a reply
 		 * is on its way only once its queued rest is sent. Other
@@ -385,10 +389,8 @@ static int kr_serve(struct srv *s, const struct tcp_backend *be)
 		last = srv_done(s);
 		if (last && !k.nsend && !k.sending)
 			break;
-		pending = __atomic_load_n(&k.ring->flags, __ATOMIC_ACQUIRE) &
-			  KEVENT_RING_PENDING;
-		head = __atomic_load_n(&k.ring->head, __ATOMIC_ACQUIRE);
-		empty = head == k.ev_tail;
+		pending = kevent_ring_flags(&k.q) & KEVENT_RING_PENDING;
+		empty = !kevent_ring_ready(&k.q);
 		if (!(empty || pending || (last && k.nsend)))
 			continue;
 		if (!last)
@@ -401,22 +403,26 @@ static int kr_serve(struct srv *s, const struct tcp_backend *be)
 /* A kernel with kevent_submit() and multishot receives? */
 static bool kr_probe(void)
 {
-	/* A ring of one entry, never used. */
-	static uint64_t br[(sizeof(struct kevent_buf_ring) +
-			    sizeof(struct kevent_buf)) / sizeof(uint64_t)];
 	struct kevent_change ch;
-	struct kevent_submit sub;
-	int fd = kevent_init(KR_RING, KEVENT_CLOEXEC | KEVENT_RING_POST);
+	struct kevent_queue q;
+	struct kevent_batch b;
+	struct kevent_bufs br;	/* a ring of one entry, never used */
 	bool ok;
 
-	if (fd < 0)
+	if (kevent_queue_init(&q, KR_RING, KEVENT_CLOEXEC | KEVENT_RING_POST))
 		return false;
+	if (kevent_bufs_init(&br, 1)) {
+		kevent_queue_exit(&q);
+		return false;
+	}
 	/* On the instance, which is no socket: -ENOTSOCK, not -EINVAL. */
-	kevent_change_recv_multi(&ch, KEVENT_CTL_ADD, fd, KR_RECV_TAG,
-				 (struct kevent_buf_ring *)br, 1, 0);
-	kevent_submit_set(&sub, &ch, 1, 0, NULL, NULL);
-	ok = kevent_submit(fd, &sub) >= 0 && ch.ev.ret_error != -EINVAL;
-	close(fd);
+	kevent_batch_init(&b, &ch, 1);
+	kevent_prep_recv_bufs(kevent_batch_add(&b, KEVENT_CTL_ADD), q.fd,
+			      KR_RECV_TAG, &br, 0);
+	ok = kevent_batch_submit(&q, &b, 0, NULL) >= 0 &&
+	     kevent_batch_result(&b, 0) != -EINVAL;
+	kevent_queue_exit(&q);
+	kevent_bufs_exit(&br);
 	return ok;
 }
 

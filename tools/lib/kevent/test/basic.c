@@ -108,6 +108,8 @@ static void test_submit_and_peek(void)
 	      kevent_batch_result(&b, 2) == 0 && kevent_batch_result(&b, 3) == 0,
 	      "every entry: 0");
 	CHECK(kevent_ring_ready(&q) == 2, "two ready");
+	CHECK(kevent_ring_event(&q, 0)->id == 5 && kevent_ring_event(&q, 1)->id == 6,
+	      "kevent_ring_event: both, in order");
 	ev = kevent_ring_peek(&q);
 	CHECK(ev && ev->id == 5 && ev->user_data == 50, "peek: the first");
 	kevent_ring_advance(&q, 1);

@@ -198,6 +198,23 @@ static inline struct ukevent *kevent_ring_peek(struct kevent_queue *q)
 	return &q->events[tail & q->mask];
 }
 
+/**
+ * kevent_ring_event() - an unread event, read in place
+ * @q: a queue with a ring, consumed by this thread only.
+ * @i: which: 0 is the oldest, and @i is below what kevent_ring_ready()
+ *     returned.
+ *
+ * For reading a batch: kevent_ring_ready(), then events 0 to n - 1, then
+ * one kevent_ring_advance(q, n).
+ */
+static inline struct ukevent *kevent_ring_event(struct kevent_queue *q,
+						unsigned int i)
+{
+	unsigned int tail = __atomic_load_n(&q->ring->tail, __ATOMIC_RELAXED);
+
+	return &q->events[(tail + i) & q->mask];
+}
+
 /* Give back the @nr oldest slots, read with kevent_ring_peek(). */
 static inline void kevent_ring_advance(struct kevent_queue *q, unsigned int nr)
 {
