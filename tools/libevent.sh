@@ -186,9 +186,13 @@ make_initramfs() {
 	gcc -O2 -Wall -Wextra -I"$SRC/include" -I"$OBJ/include" \
 		-o "$LEV/reopen" "$ROOT/tools/libevent/reopen.c" -L"$OBJ/.libs" -levent
 	add_prog "$LEV/reopen" /opt/libevent/bin/reopen
-	# What the fd-number key means after close() and dup(), beside epoll.
-	gcc -static -O2 -Wall -Wextra -isystem "$HDR" -I"$ROOT/tools/include" \
-		-o "$LEV/fdkey" "$ROOT/tools/libevent/fdkey.c"
+	# What the fd-number key means after close() and dup(), beside epoll,
+	# on libkevent.
+	make -s -C "$ROOT/tools/lib/kevent" KHDR="$HDR" O="$LEV/libkevent" \
+		"$LEV/libkevent/libkevent.a"
+	gcc -static -O2 -Wall -Wextra -I"$LEV/libkevent/gen" \
+		-I"$ROOT/tools/lib/kevent/include" -o "$LEV/fdkey" \
+		"$ROOT/tools/libevent/fdkey.c" "$LEV/libkevent/libkevent.a"
 	add_file "$LEV/fdkey" /opt/libevent/bin/fdkey
 	# For the "kevent-count" backend.
 	gcc -shared -fPIC -O2 -Wall -Wextra -isystem "$HDR" \

@@ -24,17 +24,28 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 #include <poll.h>
-#include "kevent.h"
+#include <kevent/kevent.h>
 
-static int ready(int kfd, int *id)
+static struct kevent_queue q;
+
+/* A POLL entry for @fd (POLLIN) with command @cmd: its result. */
+static int poll_ctl(unsigned int cmd, int fd)
 {
-	struct __kernel_timespec ts = kevent_ms(100);
+	struct ukevent uk;
+
+	kevent_prep_poll(&uk, fd, POLLIN, 0, 0);
+	return kevent_queue_ctl1(&q, cmd, &uk);
+}
+
+static int ready(int *id)
+{
+	struct __kernel_timespec ts = { .tv_nsec = 100000000 };
 	struct kevent_wait_args wa;
 	struct ukevent ev;
 	int n;
 
 	kevent_wait_args_set(&wa, &ts, NULL);
-	n = kevent_get_events(kfd, 1, 1, &ev, &wa);
+	n = kevent_get_events(q.fd, 1, 1, &ev, &wa);
 
 	if (n == 1)
 		*id = (int)ev.id;
@@ -43,20 +54,20 @@ static int ready(int kfd, int *id)
 
 int main(void)
 {
-	int a[2], b[2], keep, kfd, ep, ret, id = -1;
+	int a[2], b[2], keep, ep, ret, id = -1;
 	struct epoll_event e = { .events = EPOLLIN };
 	char c;
 
-	kfd = kevent_init(0, KEVENT_CLOEXEC);
-	if (kfd < 0) {
-		printf("kevent-fdkey: no kevent: %m\n");
+	ret = kevent_queue_init(&q, 0, KEVENT_CLOEXEC);
+	if (ret) {
+		printf("kevent-fdkey: no kevent: %s\n", strerror(-ret));
 		return 0;
 	}
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	if (pipe(a) || ep < 0)
 		return 1;
 	e.data.fd = a[0];
-	ret = kevent_add_one(kfd, KEVENT_TYPE_POLL, a[0], POLLIN, 0, 0);
+	ret = poll_ctl(KEVENT_CTL_ADD, a[0]);
 	printf("kevent-fdkey: ADD fd %d (pipe A): %d\n", a[0], ret);
 	epoll_ctl(ep, EPOLL_CTL_ADD, a[0], &e);
 	keep = dup(a[0]);
@@ -66,33 +77,33 @@ int main(void)
 		return 0;
 	}
 
-	ret = kevent_add_one(kfd, KEVENT_TYPE_POLL, b[0], POLLIN, 0, 0);
+	ret = poll_ctl(KEVENT_CTL_ADD, b[0]);
 	printf("kevent-fdkey: ADD fd %d (now pipe B): %s; epoll ADD: %s\n",
 	       b[0], ret ? strerror(-ret) : "ok",
 	       epoll_ctl(ep, EPOLL_CTL_ADD, b[0], &e) ? strerror(errno) : "ok");
 	epoll_ctl(ep, EPOLL_CTL_DEL, b[0], &e);
-	ret = kevent_modify_one(kfd, KEVENT_TYPE_POLL, b[0], POLLIN, 0, 0);
+	ret = poll_ctl(KEVENT_CTL_MODIFY, b[0]);
 	printf("kevent-fdkey: MODIFY fd %d (pipe B): %s; epoll MOD: %s\n",
 	       b[0], ret ? strerror(-ret) : "ok",
 	       epoll_ctl(ep, EPOLL_CTL_MOD, b[0], &e) ? strerror(errno) : "ok");
 
 	if (write(b[1], "x", 1) != 1)
 		return 1;
-	ret = ready(kfd, &id);
+	ret = ready(&id);
 	printf("kevent-fdkey: data in pipe B: %d event(s)\n", ret);
 	if (read(b[0], &c, 1) != 1)
 		return 1;
 	if (write(a[1], "x", 1) != 1)
 		return 1;
-	ret = ready(kfd, &id);
+	ret = ready(&id);
 	printf("kevent-fdkey: data in pipe A (fd %d closed, kept as %d): %d event(s), id %d\n",
 	       a[0], keep, ret, id);
 
-	ret = kevent_remove_one(kfd, KEVENT_TYPE_POLL, b[0]);
-	ret = ret ? ret : kevent_add_one(kfd, KEVENT_TYPE_POLL, b[0], POLLIN, 0, 0);
+	ret = poll_ctl(KEVENT_CTL_REMOVE, b[0]);
+	ret = ret ? ret : poll_ctl(KEVENT_CTL_ADD, b[0]);
 	if (write(b[1], "x", 1) != 1)
 		return 1;
 	printf("kevent-fdkey: REMOVE + ADD fd %d: %s; data in pipe B: %d event(s)\n",
-	       b[0], ret ? strerror(-ret) : "ok", ready(kfd, &id));
+	       b[0], ret ? strerror(-ret) : "ok", ready(&id));
 	return 0;
 }
