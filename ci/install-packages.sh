@@ -17,8 +17,9 @@ packages=(
 	qemu-system-x86 qemu-system-data
 	# the ext4 image of the inode tests
 	e2fsprogs
-	# libkevent's checks on the build machine (tools/libkevent-check.sh)
-	pkgconf
+	# libkevent's checks on the build machine (tools/libkevent-check.sh):
+	# programs built with pkg-config, the man pages linted
+	pkgconf mandoc
 )
 
 # --if-missing: do nothing when every package is installed already (the

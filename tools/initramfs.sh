@@ -120,7 +120,15 @@ for src in "$ROOT"/tools/examples/*.c; do
 		-o "$KSFT/bin/$name" "$src" "$LIBKEVENT64/libkevent.a"
 	examples+=("$name")
 done
-rm -rf "$KSFT/libkevent64" "$KSFT/libkevent32"
+# README's example ("Writing a program on kevent"), as a reader copies it.
+log "building README's example"
+awk '/^    \/\* example.c:/ { on = 1 } on { print } on && /^    }$/ { exit }' \
+	"$ROOT/README" | sed 's/^    //' >"$KSFT/readme-example.c"
+"$CC" "${CFLAGS[@]}" -I"$LIBKEVENT64/gen" -I"$LIBKEVENT/include" \
+	-o "$KSFT/bin/kevent-readme-example" "$KSFT/readme-example.c" \
+	"$LIBKEVENT64/libkevent.a"
+examples+=(kevent-readme-example)
+rm -rf "$KSFT/libkevent64" "$KSFT/libkevent32" "$KSFT/readme-example.c"
 
 # Is program $1 to be run? All are, unless KEVENT_TESTS names some.
 selected() {

@@ -90,5 +90,39 @@ check "a program links statically and runs" bash -c '
 		$(pkg-config --cflags libkevent) "$3/libkevent.a" && "$2/prog-static"' \
 	- "$CC" "$OUT" "$OUT/root/usr/lib"
 check "the probe's test, on a kernel without kevent" "$OUT/build64/bin/probe"
+
+# README's example ("Writing a program on kevent") as a reader copies it,
+# against the installed library (it also runs in the guest, initramfs.sh).
+awk '/^    \/\* example.c:/ { on = 1 } on { print } on && /^    }$/ { exit }' \
+	"$ROOT/README" | sed 's/^    //' >"$OUT/example.c"
+check "README's example compiles with pkg-config" bash -c '
+	[ -s "$2/example.c" ] &&
+	$1 -Wall -Wextra -Werror -o "$2/example" "$2/example.c" \
+		$(pkg-config --cflags --libs libkevent)' - "$CC" "$OUT"
+
+# The man pages: one for every function of the header, lint-clean, the
+# .so aliases resolving, installed with the library. The system calls'
+# own pages are section 2 (tools/man/man2), not libkevent's.
+MAN=$ROOT/tools/man
+syscalls=" kevent_init kevent_ctl kevent_get_events kevent_wait kevent_submit "
+check "a man page for every function of kevent/kevent.h" bash -c '
+	missing=
+	for f in $(sed -n "s/^\(static inline \)\?[a-z][a-z0-9_ ]*[ *]\(kevent_[a-z0-9_]*\)(.*/\2/p" "$1"); do
+		[[ "$3" == *" $f "* ]] && continue
+		[ -f "$2/man3/$f.3" ] || missing="$missing $f"
+	done
+	[ -z "$missing" ] || { echo "no man3 page:$missing"; exit 1; }' \
+	- "$LIB/include/kevent/kevent.h" "$MAN" "$syscalls"
+check "the man pages are mandoc -Tlint clean, their aliases resolve" bash -c '
+	cd "$1" && for f in man3/*.3; do
+		if head -n 1 "$f" | grep -q "^\.so "; then
+			t=$(sed "s/^\.so //" "$f")
+			[ -f "$t" ] || { echo "$f: .so $t: missing"; exit 1; }
+		else
+			mandoc -Tlint -W warning "$f" || exit 1
+		fi
+	done' - "$MAN"
+check "make install installs the man pages" \
+	test -f "$OUT/root/usr/share/man/man3/kevent_batch_submit.3"
 check "the probe's test as an i386 program" "$OUT/build32/bin/probe"
 report_and_exit
