@@ -102,19 +102,20 @@ check "README's example compiles with pkg-config" bash -c '
 
 # The man pages: one for every function of the header, lint-clean, the
 # .so aliases resolving, installed with the library. The system calls'
-# own pages are section 2 (tools/man/man2), not libkevent's.
+# wrappers are documented by the system calls' pages, in section 2; those
+# not written yet (the man-pages issue writes them) are named here.
 MAN=$ROOT/tools/man
-syscalls=" kevent_init kevent_ctl kevent_get_events kevent_wait kevent_submit "
+man2_to_come=" kevent_ctl kevent_get_events kevent_wait kevent_submit "
 check "a man page for every function of kevent/kevent.h" bash -c '
 	missing=
 	for f in $(sed -n "s/^\(static inline \)\?[a-z][a-z0-9_ ]*[ *]\(kevent_[a-z0-9_]*\)(.*/\2/p" "$1"); do
-		[[ "$3" == *" $f "* ]] && continue
-		[ -f "$2/man3/$f.3" ] || missing="$missing $f"
+		[ -f "$2/man3/$f.3" ] || [ -f "$2/man2/$f.2" ] ||
+			[[ "$3" == *" $f "* ]] || missing="$missing $f"
 	done
-	[ -z "$missing" ] || { echo "no man3 page:$missing"; exit 1; }' \
-	- "$LIB/include/kevent/kevent.h" "$MAN" "$syscalls"
+	[ -z "$missing" ] || { echo "no man page:$missing"; exit 1; }' \
+	- "$LIB/include/kevent/kevent.h" "$MAN" "$man2_to_come"
 check "the man pages are mandoc -Tlint clean, their aliases resolve" bash -c '
-	cd "$1" && for f in man3/*.3; do
+	cd "$1" && for f in man2/*.2 man3/*.3; do
 		if head -n 1 "$f" | grep -q "^\.so "; then
 			t=$(sed "s/^\.so //" "$f")
 			[ -f "$t" ] || { echo "$f: .so $t: missing"; exit 1; }
@@ -123,6 +124,7 @@ check "the man pages are mandoc -Tlint clean, their aliases resolve" bash -c '
 		fi
 	done' - "$MAN"
 check "make install installs the man pages" \
-	test -f "$OUT/root/usr/share/man/man3/kevent_batch_submit.3"
+	test -f "$OUT/root/usr/share/man/man3/kevent_batch_submit.3" -a \
+	     -f "$OUT/root/usr/share/man/man2/kevent_init.2"
 check "the probe's test as an i386 program" "$OUT/build32/bin/probe"
 report_and_exit
