@@ -22,8 +22,7 @@ KEVENT_EXPORT int kevent_bufs_init(struct kevent_bufs *br, unsigned int entries)
 	void *p;
 
 	memset(br, 0, sizeof(*br));
-	if (!entries || entries > KEVENT_BUF_RING_MAX ||
-	    (entries & (entries - 1)))
+	if (!kevent__ring_size_ok(entries, KEVENT_BUF_RING_MAX))
 		return -EINVAL;
 	p = mmap(NULL, kevent_bufs_bytes(entries), PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -27,6 +27,12 @@ int kevent__available(void);
 int kevent__probe_file(const char *path);
 void kevent__probe_set(int state);
 
+/* A ring's size, as the kernel takes it: a power of two, 1 to @max. */
+static inline int kevent__ring_size_ok(unsigned int entries, unsigned int max)
+{
+	return entries && entries <= max && !(entries & (entries - 1));
+}
+
 #define KEVENT_EXPORT __attribute__((visibility("default")))
 
 #endif /* LIBKEVENT_INTERNAL_H */

@@ -26,8 +26,7 @@ KEVENT_EXPORT int kevent_ring_map(struct kevent_queue *q, int fd,
 	kevent_queue_clear(q, fd);
 	if (ret)
 		return ret;
-	if (!entries || entries > KEVENT_RING_MAX_ENTRIES ||
-	    (entries & (entries - 1)))
+	if (!kevent__ring_size_ok(entries, KEVENT_RING_MAX_ENTRIES))
 		return -EINVAL;
 	ring = mmap(NULL, KEVENT_RING_SIZE(entries), PROT_READ | PROT_WRITE,
 		    MAP_SHARED, fd, 0);
