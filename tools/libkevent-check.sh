@@ -113,7 +113,7 @@ check "a man page for every function of kevent/kevent.h" bash -c '
 	[ -z "$missing" ] || { echo "no man page:$missing"; exit 1; }' \
 	- "$LIB/include/kevent/kevent.h" "$MAN"
 check "the man pages are mandoc -Tlint clean, their aliases resolve" bash -c '
-	cd "$1" && for f in man2/*.2 man3/*.3; do
+	cd "$1" && for f in man2/*.2 man3/*.3 man7/*.7; do
 		if head -n 1 "$f" | grep -q "^\.so "; then
 			t=$(sed "s/^\.so //" "$f")
 			[ -f "$t" ] || { echo "$f: .so $t: missing"; exit 1; }
@@ -123,6 +123,7 @@ check "the man pages are mandoc -Tlint clean, their aliases resolve" bash -c '
 	done' - "$MAN"
 check "make install installs the man pages" \
 	test -f "$OUT/root/usr/share/man/man3/kevent_batch_submit.3" -a \
-	     -f "$OUT/root/usr/share/man/man2/kevent_init.2"
+	     -f "$OUT/root/usr/share/man/man2/kevent_init.2" -a \
+	     -f "$OUT/root/usr/share/man/man7/kevent.7"
 check "the probe's test as an i386 program" "$OUT/build32/bin/probe"
 report_and_exit
