@@ -100,27 +100,6 @@ check "README's example compiles with pkg-config" bash -c '
 	$1 -Wall -Wextra -Werror -o "$2/example" "$2/example.c" \
 		$(pkg-config --cflags --libs libkevent)' - "$CC" "$OUT"
 
-# The man pages: one for every function of the header, lint-clean, the
-# .so aliases resolving, installed with the library. The system calls'
-# wrappers are documented by the system calls' pages, in section 2.
-MAN=$ROOT/tools/man
-check "a man page for every function of kevent/kevent.h" bash -c '
-	missing=
-	for f in $(sed -n "s/^\(static inline \)\?[a-z][a-z0-9_ ]*[ *]\(kevent_[a-z0-9_]*\)(.*/\2/p" "$1"); do
-		[ -f "$2/man3/$f.3" ] || [ -f "$2/man2/$f.2" ] ||
-			missing="$missing $f"
-	done
-	[ -z "$missing" ] || { echo "no man page:$missing"; exit 1; }' \
-	- "$LIB/include/kevent/kevent.h" "$MAN"
-check "the man pages are mandoc -Tlint clean, their aliases resolve" bash -c '
-	cd "$1" && for f in man2/*.2 man3/*.3 man7/*.7; do
-		if head -n 1 "$f" | grep -q "^\.so "; then
-			t=$(sed "s/^\.so //" "$f")
-			[ -f "$t" ] || { echo "$f: .so $t: missing"; exit 1; }
-		else
-			mandoc -Tlint -W warning "$f" || exit 1
-		fi
-	done' - "$MAN"
 check "make install installs the man pages" \
 	test -f "$OUT/root/usr/share/man/man3/kevent_batch_submit.3" -a \
 	     -f "$OUT/root/usr/share/man/man2/kevent_init.2" -a \

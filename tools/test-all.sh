@@ -33,6 +33,8 @@ status=0
 # exports, programs built with pkg-config, the probe without kevent (its
 # tests in the guest ran with the kselftests).
 "$tools/libkevent-check.sh" || status=1
+# The man pages: lint, coverage, ERRORS against tools/man/errnos.
+"$tools/man-check.sh" || status=1
 # A real event library on kevent: libevent's regress suite on its kevent
 # backend (8.5 minutes on a busy 2-core host: 4.5 to build libevent, 4
 # for the boot); epoll and poll are left to tools/libevent.sh by hand.
@@ -44,7 +46,7 @@ BACKENDS=kevent "$tools/libevent.sh" || status=1
 "$tools/check-configs.sh" || status=1
 
 passed=0 failed=0
-for name in kunit kselftest own libkevent libevent patches configs; do
+for name in kunit kselftest own libkevent man libevent patches configs; do
 	p=0 f=1
 	if [ -f "$RESULTS/$name" ]; then
 		read -r p f <"$RESULTS/$name"
