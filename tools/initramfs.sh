@@ -128,6 +128,19 @@ awk '/^    \/\* example.c:/ { on = 1 } on { print } on && /^    }$/ { exit }' \
 	-o "$KSFT/bin/kevent-readme-example" "$KSFT/readme-example.c" \
 	"$LIBKEVENT64/libkevent.a"
 examples+=(kevent-readme-example)
+# And the man pages' EXAMPLES that are whole programs (man_example), as
+# man-NAME: tools/man-check.sh compiles them, here they run.
+for page in "$ROOT"/tools/man/man[237]/*.[237]; do
+	name=man-$(basename "$page" | tr . -)
+	man_example "$page" >"$KSFT/$name.c"
+	if [ -s "$KSFT/$name.c" ]; then
+		log "building the example of $(basename "$page")"
+		"$CC" "${CFLAGS[@]}" -I"$LIBKEVENT64/gen" -I"$LIBKEVENT/include" \
+			-o "$KSFT/bin/$name" "$KSFT/$name.c" "$LIBKEVENT64/libkevent.a"
+		examples+=("$name")
+	fi
+	rm -f "$KSFT/$name.c"
+done
 rm -rf "$KSFT/libkevent64" "$KSFT/libkevent32" "$KSFT/readme-example.c"
 
 # Is program $1 to be run? All are, unless KEVENT_TESTS names some.

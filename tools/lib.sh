@@ -168,3 +168,15 @@ report() {
 	echo "$2 $3" >"$RESULTS/$1"
 	echo "$1: $2 passed, $3 failed"
 }
+
+# man_example PAGE: the EXAMPLES program of man page PAGE, roff escapes
+# undone, if it is a whole program (it has a main()); nothing otherwise.
+# tools/man-check.sh compiles them, tools/initramfs.sh runs them.
+man_example() {
+	local ex
+	head -n 1 "$1" | grep -q '^\.so ' && return 0
+	ex=$(sed -n '/^\.SH EXAMPLES/,/^\.SH /p' "$1" | sed -n '/^\.EX/,/^\.EE/p' |
+		sed '1d;$d')
+	grep -q 'int main(' <<<"$ex" || return 0
+	sed -e 's/^\\&$//' -e 's/\\e/\\/g' -e 's/\\-/-/g' <<<"$ex"
+}

@@ -88,19 +88,15 @@ errnos_listed() {
 	[ -z "$missing" ] || { echo "not in ERRORS:$missing"; return 1; }
 }
 
-# EXAMPLES sections that hold a whole program (a main()), compiled.
+# EXAMPLES sections that hold a whole program (man_example), compiled;
+# tools/initramfs.sh runs them in the guest.
 examples_compile() {
 	local f n=0
 	make -s -C "$LIB" KHDR="$KDIR/usr/include" O="$OUT/lib" \
 		"$OUT/lib/libkevent.a" || return 1
 	for f in "$MAN"/man[237]/*.[237]; do
-		head -n 1 "$f" | grep -q '^\.so ' && continue
-		sed -n '/^\.SH EXAMPLES/,/^\.SH /p' "$f" | grep -q 'int main(' || continue
-		# The program between .EX and .EE, roff escapes undone.
-		sed -n '/^\.SH EXAMPLES/,/^\.SH /p' "$f" |
-			sed -n '/^\.EX/,/^\.EE/p' | sed '1d;$d' |
-			sed -e 's/^\\&$//' -e 's/\\e/\\/g' -e 's/\\-/-/g' \
-			>"$OUT/$(basename "$f").c"
+		man_example "$f" >"$OUT/$(basename "$f").c"
+		[ -s "$OUT/$(basename "$f").c" ] || continue
 		"$CC" -Wall -Wextra -Werror -I"$OUT/lib/gen" -I"$LIB/include" \
 			-o "$OUT/$(basename "$f").bin" "$OUT/$(basename "$f").c" \
 			"$OUT/lib/libkevent.a" || return 1
