@@ -23,11 +23,7 @@ CC=${CC:-gcc}
 # kernel under test, not the host's older ones.
 CFLAGS=(-static -O2 -Wall -Wextra -isystem "$KDIR/usr/include")
 
-need_tree
-[ -f "$KDIR/.config" ] || die "no kernel in $KDIR; run tools/kunit.sh first"
-
-log "installing UAPI headers into $KDIR/usr/include"
-make -s -C "$TREE" ARCH=x86_64 O="$KDIR" headers
+need_headers
 
 rm -rf "$KSFT"
 mkdir -p "$KSFT/tests" "$KSFT/tests32" "$KSFT/bin"

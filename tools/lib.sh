@@ -162,6 +162,30 @@ gen_init_cpio() {
 	echo "$gen"
 }
 
+# need_headers: the UAPI headers of the test kernel (tools/kunit.sh
+# builds it), installed into $KDIR/usr/include and up to date.
+need_headers() {
+	need_tree
+	[ -f "$KDIR/.config" ] || die "no kernel in $KDIR; run tools/kunit.sh first"
+	log "installing UAPI headers into $KDIR/usr/include"
+	make -s -C "$TREE" ARCH=x86_64 O="$KDIR" headers
+}
+
+# check WHAT COMMAND...: run one check of a script that counts in $passed
+# and $failed; "ok: WHAT" or "FAILED: WHAT" and the command's output.
+check() {
+	local what=$1 out
+	shift
+	if out=$("$@" 2>&1); then
+		echo "ok: $what"
+		passed=$((passed + 1))
+	else
+		echo "FAILED: $what"
+		[ -z "$out" ] || sed 's/^/    /' <<<"$out"
+		failed=$((failed + 1))
+	fi
+}
+
 # report NAME PASSED FAILED: the summary line and the result file.
 report() {
 	mkdir -p "$RESULTS"

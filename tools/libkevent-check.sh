@@ -18,23 +18,7 @@ OUT=$BUILD/libkevent-check
 CC=${CC:-gcc}
 passed=0 failed=0
 
-need_tree
-[ -f "$KDIR/.config" ] || die "no kernel in $KDIR; run tools/kunit.sh first"
-make -s -C "$TREE" ARCH=x86_64 O="$KDIR" headers
-
-# check WHAT COMMAND...: one result, the command's output shown on failure.
-check() {
-	local what=$1 out
-	shift
-	if out=$("$@" 2>&1); then
-		echo "ok: $what"
-		passed=$((passed + 1))
-	else
-		echo "FAILED: $what"
-		[ -z "$out" ] || sed 's/^/    /' <<<"$out"
-		failed=$((failed + 1))
-	fi
-}
+need_headers
 
 report_and_exit() {
 	report libkevent "$passed" "$failed"

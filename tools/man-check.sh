@@ -19,25 +19,9 @@ OUT=$BUILD/man-check
 CC=${CC:-gcc}
 passed=0 failed=0
 
-need_tree
-[ -f "$KDIR/.config" ] || die "no kernel in $KDIR; run tools/kunit.sh first"
 command -v mandoc >/dev/null || die "no mandoc (ci/install-packages.sh)"
-make -s -C "$TREE" ARCH=x86_64 O="$KDIR" headers
+need_headers
 UAPI=$KDIR/usr/include/linux/kevent.h
-
-# check WHAT COMMAND...: one result, the command's output shown on failure.
-check() {
-	local what=$1 out
-	shift
-	if out=$("$@" 2>&1); then
-		echo "ok: $what"
-		passed=$((passed + 1))
-	else
-		echo "FAILED: $what"
-		[ -z "$out" ] || sed 's/^/    /' <<<"$out"
-		failed=$((failed + 1))
-	fi
-}
 
 lint() {
 	local f t
