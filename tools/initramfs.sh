@@ -124,18 +124,29 @@ awk '/^    \/\* example.c:/ { on = 1 } on { print } on && /^    }$/ { exit }' \
 	-o "$KSFT/bin/kevent-readme-example" "$KSFT/readme-example.c" \
 	"$LIBKEVENT64/libkevent.a"
 examples+=(kevent-readme-example)
-# And the man pages' EXAMPLES that are whole programs (man_example), as
-# man-NAME: tools/man-check.sh compiles them, here they run.
+# And the man pages' EXAMPLES programs (man_example), as man-NAME: the
+# program is /bin/man-NAME.prog, and man-NAME runs it and checks its output
+# against the page's shell session (man_example_output), which
+# tools/man-check.sh requires of every page with a program.
 for page in "$ROOT"/tools/man/man[237]/*.[237]; do
 	name=man-$(basename "$page" | tr . -)
 	man_example "$page" >"$KSFT/$name.c"
 	if [ -s "$KSFT/$name.c" ]; then
 		log "building the example of $(basename "$page")"
 		"$CC" "${CFLAGS[@]}" -I"$LIBKEVENT64/gen" -I"$LIBKEVENT/include" \
-			-o "$KSFT/bin/$name" "$KSFT/$name.c" "$LIBKEVENT64/libkevent.a"
+			-o "$KSFT/bin/$name.prog" "$KSFT/$name.c" "$LIBKEVENT64/libkevent.a"
+		{
+			echo 'static const char man_expected[] = {'
+			man_example_output "$page" | od -An -v -tx1 |
+				sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'
+			echo '0 };'
+		} >"$KSFT/$name.h"
+		"$CC" "${CFLAGS[@]}" -DEXAMPLE="\"/bin/$name.prog\"" \
+			-include "$KSFT/$name.h" -o "$KSFT/bin/$name" \
+			"$ROOT/tools/initramfs/man-example.c"
 		examples+=("$name")
 	fi
-	rm -f "$KSFT/$name.c"
+	rm -f "$KSFT/$name.c" "$KSFT/$name.h"
 done
 rm -rf "$KSFT/libkevent64" "$KSFT/libkevent32" "$KSFT/readme-example.c"
 

@@ -193,14 +193,31 @@ report() {
 	echo "$1: $2 passed, $3 failed"
 }
 
-# man_example PAGE: the EXAMPLES program of man page PAGE, roff escapes
-# undone, if it is a whole program (it has a main()); nothing otherwise.
-# tools/man-check.sh compiles them, tools/initramfs.sh runs them.
+# man_unescape: roff text of an .EX block as it prints (\& \e \- undone).
+man_unescape() {
+	sed -e 's/^\\&//' -e 's/\\e/\\/g' -e 's/\\-/-/g'
+}
+
+# man_example PAGE: the program of man page PAGE's EXAMPLES, between the
+# man-pages project's markers .\" SRC BEGIN (NAME.c) and .\" SRC END;
+# nothing if it has none. tools/man-check.sh compiles them,
+# tools/initramfs.sh runs them.
 man_example() {
-	local ex
 	head -n 1 "$1" | grep -q '^\.so ' && return 0
-	ex=$(sed -n '/^\.SH EXAMPLES/,/^\.SH /p' "$1" | sed -n '/^\.EX/,/^\.EE/p' |
-		sed '1d;$d')
-	grep -q 'int main(' <<<"$ex" || return 0
-	sed -e 's/^\\&$//' -e 's/\\e/\\/g' -e 's/\\-/-/g' <<<"$ex"
+	awk '/^\.\\" SRC END/ { on = 0 }
+		on && !/^\.E[XE]$/ { print }
+		/^\.\\" SRC BEGIN/ { on = 1 }' "$1" | man_unescape
+}
+
+# man_example_output PAGE: what the shell session of PAGE's EXAMPLES shows
+# its program printing: the lines of the first .EX block there that starts
+# with a "$" command line, after that line. tools/initramfs.sh checks the
+# program's output against it in the guest (tools/initramfs/man-example.c).
+man_example_output() {
+	awk '/^\.SH EXAMPLES/ { ex = 1; next }
+		ex && /^\.SH / { exit }
+		ex && /^\.EX$/ { blk = 1; first = 1; next }
+		blk && /^\.EE$/ { if (shell) exit; blk = 0; next }
+		blk && first { first = 0; shell = /^(\.RB )?"?\$/; next }
+		shell { print }' "$1" | man_unescape
 }

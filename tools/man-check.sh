@@ -4,8 +4,9 @@
 # clean with every .so alias resolving; a page for every function of
 # libkevent's header; every KEVENT_* constant of the UAPI header named in
 # some page; each system call's ERRORS listing every errno of its line in
-# tools/man/errnos (kept beside the code); and every EXAMPLES section that
-# is a whole program compiling against libkevent.
+# tools/man/errnos (kept beside the code); and every EXAMPLES program
+# compiling against libkevent, with a shell session showing its output
+# (which tools/initramfs.sh checks in the guest, as man-PAGE).
 #
 #   tools/man-check.sh      result "man" ("<passed> <failed>")
 #
@@ -72,8 +73,9 @@ errnos_listed() {
 	[ -z "$missing" ] || { echo "not in ERRORS:$missing"; return 1; }
 }
 
-# EXAMPLES sections that hold a whole program (man_example), compiled;
-# tools/initramfs.sh runs them in the guest.
+# EXAMPLES programs (man_example), compiled, each with the shell session
+# that shows its output (man_example_output); tools/initramfs.sh runs them
+# in the guest and checks that output.
 examples_compile() {
 	local f n=0
 	make -s -C "$LIB" KHDR="$KDIR/usr/include" O="$OUT/lib" \
@@ -84,6 +86,8 @@ examples_compile() {
 		"$CC" -Wall -Wextra -Werror -I"$OUT/lib/gen" -I"$LIB/include" \
 			-o "$OUT/$(basename "$f").bin" "$OUT/$(basename "$f").c" \
 			"$OUT/lib/libkevent.a" || return 1
+		[ -n "$(man_example_output "$f")" ] ||
+			{ echo "$(basename "$f"): a program without a shell session showing its output"; return 1; }
 		n=$((n + 1))
 	done
 	echo "$n programs"
@@ -96,6 +100,6 @@ check "mandoc -Tlint clean, every .so alias resolving" lint
 check "a man page for every function of libkevent's header" functions_have_pages
 check "every KEVENT_* constant of <linux/kevent.h> named in a page" constants_named
 check "each system call's ERRORS lists tools/man/errnos's errnos" errnos_listed
-check "the EXAMPLES that are programs compile against libkevent" examples_compile
+check "the EXAMPLES programs compile against libkevent, their output shown" examples_compile
 report man "$passed" "$failed"
 [ "$failed" = 0 ]
