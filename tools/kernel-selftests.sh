@@ -22,7 +22,10 @@
 #                                             kevent options, build/vanilla):
 #                                             failures per test case, side by
 #                                             side (KSFT_PAIRS=K: K boots of
-#                                             each, alternating which first)
+#                                             each, alternating which first;
+#                                             KSFT_PATCHED=BZIMAGE: that
+#                                             kernel in the patched column,
+#                                             to compare two others)
 #
 # The binaries are the same on both kernels (built once, against the
 # patched kernel's UAPI headers, which these tests do not use beyond
@@ -50,6 +53,7 @@ progs=(filesystems/epoll/epoll_wakeup_test.c
 	net/af_unix/scm_pidfd.c)
 # --compare: epoll's, the one with a case that fails now and then
 [ $mode = compare ] && progs=("${progs[0]}")
+[ $mode = compare ] && BZIMAGE=${KSFT_PATCHED:-$BZIMAGE}
 
 make -s -C "$TREE" ARCH=x86_64 O="$KDIR" headers
 rm -rf "$OWN"
