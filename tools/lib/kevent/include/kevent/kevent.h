@@ -320,7 +320,8 @@ int kevent_batch_ctl(struct kevent_queue *q, struct kevent_batch *b);
  * @timeout: NULL waits without a limit.
  *
  * The changes are made whatever the wait returns; each entry's result
- * says how it went.
+ * says how it went. If one is refused, the call does not sleep (as with
+ * @min_nr 0), so that the caller sees it before waiting on it.
  *
  * Return: what kevent_queue_wait() returns, or a negative errno.
  */
