@@ -13,8 +13,10 @@
 #                                  $BUILD/libevent-memcached.log
 #
 # Environment: BACKENDS (default "kevent epoll poll"; memcached: "kevent
-# epoll"; also "select", and "kevent-count" or "epoll-count": the backend
-# with its system calls counted by tools/libevent/ctlcount.c), KERNEL (a
+# epoll"; also "kevent-plain": the backend without its ring, on
+# kevent_ctl() and kevent_get_events(); "kevent-ring4": with a ring of 4
+# slots, which fills; "select"; and "kevent-count" or "epoll-count": the
+# backend with its system calls counted by tools/libevent/ctlcount.c), KERNEL (a
 # bzImage), REGRESS_ARGS (tests to run; default the default set but for
 # tools/libevent/known-failures), TEST_TIMEOUT (seconds per regress test,
 # default 300), SLAP_TIME (memcaslap's run time, default 30s),
@@ -48,6 +50,7 @@ apt_install "${pkgs[@]}" >&2
 LEV=$BUILD/libevent
 SRC=$LEV/src		# Debian's source, patched
 OBJ=$LEV/obj		# the build
+KEVROOT=$LEV/libkevent-root	# libkevent, installed
 HDR=${UAPI:-$KDIR/usr/include}	# the series' UAPI headers
 PATCHES=("$ROOT"/tools/libevent/*.patch)
 if [ $mode = regress ]; then
@@ -86,12 +89,21 @@ deb_src() {
 	"${sudo[@]}" apt-get update
 }
 
-# Fetch, patch and build, again only when the patches or the series'
-# UAPI header changed (a binary built against another struct ukevent
-# would talk to the kernel in the wrong layout).
+# libkevent, which the backend is written on, installed under $KEVROOT
+# as it is in the guest (/opt/libevent): headers, libkevent.so.
+build_libkevent() {
+	make -s -C "$ROOT/tools/lib/kevent" KHDR="$HDR" O="$LEV/libkevent" \
+		PREFIX=/opt/libevent DESTDIR="$KEVROOT" install >/dev/null
+}
+
+# Fetch, patch and build, again only when the patches, libkevent or the
+# series' UAPI header changed (a binary built against another struct
+# ukevent would talk to the kernel in the wrong layout).
 build_libevent() {
 	local stamp sum
-	sum=$(cat "${PATCHES[@]}" "$HDR/linux/kevent.h" | sha256sum | cut -d' ' -f1)
+	sum=$(cat "${PATCHES[@]}" "$HDR/linux/kevent.h" \
+		"$ROOT"/tools/lib/kevent/include/kevent/kevent.h \
+		"$ROOT"/tools/lib/kevent/src/* | sha256sum | cut -d' ' -f1)
 	stamp=$LEV/stamp
 	if [ "$(cat "$stamp" 2>/dev/null)" = "$sum" ] && [ -x "$OBJ/test/.libs/regress" ]; then
 		return
@@ -111,12 +123,14 @@ build_libevent() {
 	(cd "$SRC" && autoreconf -fi) >"$LEV/autoreconf.log" 2>&1 ||
 		die "autoreconf failed: $LEV/autoreconf.log"
 	# -isystem: the series' headers (linux/kevent.h, the system call
-	# numbers), not the host's older ones.
-	(cd "$OBJ" && "$SRC/configure" CPPFLAGS="-isystem $HDR" \
+	# numbers), not the host's older ones; and libkevent's.
+	(cd "$OBJ" && "$SRC/configure" \
+		CPPFLAGS="-isystem $HDR -I$KEVROOT/opt/libevent/include" \
+		LDFLAGS="-L$KEVROOT/opt/libevent/lib" \
 		--disable-samples --disable-doxygen-html) >"$LEV/configure.log" 2>&1 ||
 		die "configure failed: $LEV/configure.log"
 	grep -q '^#define HAVE_LINUX_KEVENT 1' "$OBJ/config.h" ||
-		die "configure found no kevent in $HDR"
+		die "configure found no libkevent in $KEVROOT"
 	make -s -C "$OBJ" -j"$JOBS" >"$LEV/make.log" 2>&1 &&
 		make -s -C "$OBJ" -j"$JOBS" test/regress >>"$LEV/make.log" 2>&1 ||
 		die "build failed: $LEV/make.log"
@@ -155,13 +169,15 @@ add_etc() { # NAME CONTENT
 	add_file "$LEV/etc/$1" "/etc/$1" 0644
 }
 # add_prog SRC DEST: a program and, at the paths the loader asks for,
-# every library it loads (with LD_LIBRARY_PATH=$OBJ/.libs: ours).
+# every library it loads (with LD_LIBRARY_PATH=$OBJ/.libs and libkevent's
+# directory: ours).
 add_prog() {
 	local lib
 	add_file "$1" "$2"
-	for lib in $(LD_LIBRARY_PATH=$OBJ/.libs ldd "$1" | grep -oE '/[^ ]+'); do
+	for lib in $(LD_LIBRARY_PATH=$OBJ/.libs:$KEVROOT/opt/libevent/lib ldd "$1" |
+		grep -oE '/[^ ]+'); do
 		case $lib in
-		"$OBJ"/.libs/*) ;;	# in /opt/libevent/lib
+		"$OBJ"/.libs/* | "$KEVROOT"/*) ;;	# in /opt/libevent/lib
 		*) add_file "$lib" "$lib" ;;
 		esac
 	done
@@ -182,9 +198,12 @@ make_initramfs() {
 		[ -L "$lib" ] && [ "${lib##*.so.}" != 7 ] && continue
 		add_file "$lib" "/opt/libevent/lib/$(basename "$lib")" 0644
 	done
+	add_file "$KEVROOT/opt/libevent/lib/libkevent.so.0" \
+		/opt/libevent/lib/libkevent.so.0 0644
 	add_prog "$OBJ/test/.libs/regress" /opt/libevent/bin/regress
 	gcc -O2 -Wall -Wextra -I"$SRC/include" -I"$OBJ/include" \
-		-o "$LEV/reopen" "$ROOT/tools/libevent/reopen.c" -L"$OBJ/.libs" -levent
+		-o "$LEV/reopen" "$ROOT/tools/libevent/reopen.c" -L"$OBJ/.libs" -levent \
+		-Wl,-rpath-link,"$KEVROOT/opt/libevent/lib"
 	add_prog "$LEV/reopen" /opt/libevent/bin/reopen
 	# What the fd-number key means after close() and dup(), beside epoll,
 	# on libkevent.
@@ -224,6 +243,7 @@ if [ -z "${UAPI:-}" ]; then
 	make -s -C "$TREE" ARCH=x86_64 O="$KDIR" headers
 fi
 command -v busybox >/dev/null || die "no busybox: install busybox-static"
+build_libkevent
 build_libevent
 [ $mode = memcached ] && get_memcached
 make_initramfs
@@ -253,6 +273,14 @@ fi
 grep -aq '^libevent-guest: done' "$log" || { echo "libevent: the guest did not finish" >&2; splat=1; }
 
 grep -aE '^kevent-(fdkey|ctlcount): ' "$log" || true
+# The method a kevent backend of init.sh must show.
+kevent_method() {
+	case $1 in
+	kevent-plain) echo "kevent (plain)" ;;
+	*) echo kevent ;;
+	esac
+}
+
 # memcached: every backend must have answered, memccapable found nothing
 # wrong and memcaslap no bad data.
 if [ $mode = memcached ]; then
@@ -265,7 +293,7 @@ if [ $mode = memcached ]; then
 			echo "memcached: $b: failed" >&2
 			bad=1
 		}
-		if [[ $b == kevent* ]] && ! grep -q "method kevent:" "$LEV/result"; then
+		if [[ $b == kevent* ]] && ! grep -qF "method $(kevent_method "$b"):" "$LEV/result"; then
 			echo "memcached: $b: the kevent backend was not used" >&2
 			bad=1
 		fi
@@ -287,8 +315,8 @@ for b in $backends; do
 	grep -aE "^libevent-regress: $b: (failed|passed when run again): " "$log" || true
 	read -r p f < <(echo "$line" | sed 's/.*: \([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/')
 	passed=$((passed + p)) failed=$((failed + f))
-	if [[ $b == kevent* && $line != *"method kevent:"* ]]; then
-		echo "libevent-regress: $b: the kevent backend was not used" >&2
+	if [[ $b == kevent* && $line != *"method $(kevent_method "$b"):"* ]]; then
+		echo "libevent-regress: $b: the $(kevent_method "$b") backend was not used" >&2
 		failed=$((failed + 1))
 	fi
 done

@@ -40,7 +40,12 @@ hostname localhost
 # in its list (kevent, epoll, poll, select) that EVENT_NO<NAME> leaves.
 backend_env() {
 	case $1 in
+	# kevent: its posted ring and kevent_submit(); kevent-plain: no ring,
+	# kevent_ctl() and kevent_get_events(); kevent-ring4: a ring of 4
+	# slots, which fills (a full ring must lose nothing)
 	kevent) echo "" ;;
+	kevent-plain) echo "EVENT_KEVENT_PLAIN=1" ;;
+	kevent-ring4) echo "EVENT_KEVENT_RING_ENTRIES=4" ;;
 	# kevent or epoll, counting the system calls (tools/libevent/ctlcount.c)
 	kevent-count) echo "LD_PRELOAD=/opt/libevent/lib/ctlcount.so KEVENT_CTLCOUNT=/tmp/ctlcount" ;;
 	epoll-count) echo "EVENT_NOKEVENT=1 LD_PRELOAD=/opt/libevent/lib/ctlcount.so KEVENT_CTLCOUNT=/tmp/ctlcount" ;;
@@ -58,7 +63,7 @@ method_of() {
 	# shellcheck disable=SC2046 # the words are variable assignments
 	env $(backend_env "$1") EVENT_SHOW_METHOD=1 /opt/libevent/bin/regress \
 		--no-fork main/free_active_base 2>&1 |
-		sed -n 's/.*libevent using: \([a-z]*\).*/\1/p' | head -n 1
+		sed -n 's/.*libevent using: \([a-z]*\( ([a-z]*)\)\{0,1\}\).*/\1/p' | head -n 1
 }
 
 # The sums of the lines that ctlcount.so left in /tmp/ctlcount (one per
