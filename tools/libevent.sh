@@ -15,9 +15,10 @@
 # Environment: BACKENDS (default "kevent epoll poll"; memcached: "kevent
 # epoll"; also "kevent-plain": the backend without its ring, on
 # kevent_ctl() and kevent_get_events(); "kevent-ring4": with a ring of 4
-# slots, which fills; "select"; and "kevent-count" or "epoll-count": the
-# backend with its system calls counted by tools/libevent/ctlcount.c), KERNEL (a
-# bzImage), REGRESS_ARGS (tests to run; default the default set but for
+# slots, which fills; "select"; and "kevent-count", "kevent-plain-count"
+# or "epoll-count": the backend with its dispatches and system calls
+# counted by tools/libevent/ctlcount.c), KERNEL (a bzImage),
+# REGRESS_ARGS (tests to run; default the default set but for
 # tools/libevent/known-failures), TEST_TIMEOUT (seconds per regress test,
 # default 300), SLAP_TIME (memcaslap's run time, default 30s),
 # BOOT_TIMEOUT (seconds, default 5400), ICOUNT (a number S: QEMU's
@@ -276,7 +277,7 @@ grep -aE '^kevent-(fdkey|ctlcount): ' "$log" || true
 # The method a kevent backend of init.sh must show.
 kevent_method() {
 	case $1 in
-	kevent-plain) echo "kevent (plain)" ;;
+	kevent-plain*) echo "kevent (plain)" ;;
 	*) echo kevent ;;
 	esac
 }

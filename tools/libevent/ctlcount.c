@@ -1,20 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ctlcount: an LD_PRELOAD shim that counts the kevent system calls a
- * program makes through syscall(), as libevent's kevent backend does, and
- * its epoll_ctl() and epoll_wait() calls, to see how many control calls
- * one dispatch needs for its changes. Each thread counts the kevent_ctl()
- * (or epoll_ctl()) calls it makes between two kevent_get_events() (or
- * epoll_wait()): one libevent dispatch, its changes and then the wait.
- * At exit the process appends one line to the file named by
- * $KEVENT_CTLCOUNT, of names and numbers (ctl0 ... ctl3: waits preceded
- * by 0, 1, 2, 3 or more kevent_ctl() calls):
+ * ctlcount: an LD_PRELOAD shim that counts the system calls of libevent's
+ * dispatches: the kevent system calls a program makes through syscall()
+ * (libkevent makes them so), and epoll_ctl() and epoll_wait(). A dispatch
+ * is a call of event_changelist_remove_all_(), which the kevent and epoll
+ * backends make once in each (libevent calls it through its PLT, so the
+ * shim sees it), whether or not the dispatch enters the kernel: with a
+ * posted ring, a dispatch that finds events in the ring makes no system
+ * call. Each thread also counts the kevent_ctl() (or epoll_ctl()) calls it
+ * makes between two waits (kevent_get_events(), epoll_wait()). At exit
+ * the process appends one line to the file named by $KEVENT_CTLCOUNT, of
+ * names and numbers (ctl0 ... ctl3: waits preceded by 0, 1, 2, 3 or more
+ * kevent_ctl() calls; submit: kevent_submit() calls, changes: their
+ * entries; kwait: kevent_wait() calls):
  *
- *   waits W ctl C entries E add A remove R modify M ctl0 N ctl1 N ctl2 N ctl3 N
+ *   dispatches D waits W ctl C entries E add A remove R modify M
+ *   ctl0 N ctl1 N ctl2 N ctl3 N submit S changes X kwait K
  *
  * (add, remove, modify: epoll's ADD, DEL, MOD.) A child made by fork()
- * starts from zero. Run by tools/libevent/init.sh for the "kevent-count"
- * and "epoll-count" backends, never in a measured run.
+ * starts from zero. Run by tools/libevent/init.sh for the "kevent-count",
+ * "kevent-plain-count" and "epoll-count" backends, never in a measured
+ * run.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -29,7 +35,8 @@
 #include <sys/syscall.h>
 #include <linux/kevent.h>
 
-static unsigned long waits, ctls, entries, bycmd[3], per_wait[4];
+static unsigned long dispatches, waits, ctls, entries, bycmd[3], per_wait[4];
+static unsigned long submits, changes, kwaits;
 static __thread unsigned long since_wait;
 
 #define count(v, n) __atomic_fetch_add(&(v), (n), __ATOMIC_RELAXED)
@@ -58,6 +65,14 @@ long syscall(long nr, ...)
 		count(waits, 1);
 		count(per_wait[since_wait < 3 ? since_wait : 3], 1);
 		since_wait = 0;
+	} else if (nr == __NR_kevent_submit) {
+		const struct kevent_submit *ks = (const void *)a[1];
+
+		count(submits, 1);
+		if (ks)
+			count(changes, ks->nr_changes);
+	} else if (nr == __NR_kevent_wait) {
+		count(kwaits, 1);
 	}
 	return real(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
@@ -90,9 +105,22 @@ int epoll_wait(int epfd, struct epoll_event *evs, int max, int timeout)
 	return real(epfd, evs, max, timeout);
 }
 
+/* One call per dispatch of the kevent and epoll backends. */
+void event_changelist_remove_all_(void *changelist, void *base)
+{
+	static void (*real)(void *, void *);
+
+	if (!real)
+		real = (void (*)(void *, void *))
+			dlsym(RTLD_NEXT, "event_changelist_remove_all_");
+	count(dispatches, 1);
+	real(changelist, base);
+}
+
 static void reset(void)
 {
-	waits = ctls = entries = since_wait = 0;
+	dispatches = waits = ctls = entries = since_wait = 0;
+	submits = changes = kwaits = 0;
 	memset(bycmd, 0, sizeof(bycmd));
 	memset(per_wait, 0, sizeof(per_wait));
 }
@@ -105,16 +133,17 @@ __attribute__((constructor)) static void init(void)
 __attribute__((destructor)) static void report(void)
 {
 	const char *path = getenv("KEVENT_CTLCOUNT");
-	char line[256];
+	char line[320];
 	int fd, n;
 
-	if (!path || !waits)
+	if (!path || !dispatches)
 		return;
 	n = snprintf(line, sizeof(line),
-		     "waits %lu ctl %lu entries %lu add %lu remove %lu modify %lu ctl0 %lu ctl1 %lu ctl2 %lu ctl3 %lu\n",
-		     waits, ctls, entries, bycmd[KEVENT_CTL_ADD],
+		     "dispatches %lu waits %lu ctl %lu entries %lu add %lu remove %lu modify %lu ctl0 %lu ctl1 %lu ctl2 %lu ctl3 %lu submit %lu changes %lu kwait %lu\n",
+		     dispatches, waits, ctls, entries, bycmd[KEVENT_CTL_ADD],
 		     bycmd[KEVENT_CTL_REMOVE], bycmd[KEVENT_CTL_MODIFY],
-		     per_wait[0], per_wait[1], per_wait[2], per_wait[3]);
+		     per_wait[0], per_wait[1], per_wait[2], per_wait[3],
+		     submits, changes, kwaits);
 	fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0644);
 	if (fd >= 0) {
 		if (write(fd, line, n) != n)

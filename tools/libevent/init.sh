@@ -17,8 +17,9 @@
 #   memcached: BACKEND: method M: memccapable N passed, N failed
 #   memcached: BACKEND: memcaslap ops N ops/s N verify_failed N ...
 #   kevent-fdkey: ...     (tools/libevent/fdkey.c, before the suite)
-#   kevent-ctlcount: ...  (backends kevent-count, epoll-count: their
-#                          system calls counted by tools/libevent/ctlcount.c)
+#   kevent-ctlcount: ...  (backends kevent-count, kevent-plain-count,
+#                          epoll-count: their dispatches and system calls
+#                          counted by tools/libevent/ctlcount.c)
 #   libevent-guest: done
 /bin/busybox --install -s /bin
 export PATH=/bin:/usr/bin:/sbin:/usr/sbin
@@ -48,6 +49,7 @@ backend_env() {
 	kevent-ring4) echo "EVENT_KEVENT_RING_ENTRIES=4" ;;
 	# kevent or epoll, counting the system calls (tools/libevent/ctlcount.c)
 	kevent-count) echo "LD_PRELOAD=/opt/libevent/lib/ctlcount.so KEVENT_CTLCOUNT=/tmp/ctlcount" ;;
+	kevent-plain-count) echo "EVENT_KEVENT_PLAIN=1 LD_PRELOAD=/opt/libevent/lib/ctlcount.so KEVENT_CTLCOUNT=/tmp/ctlcount" ;;
 	epoll-count) echo "EVENT_NOKEVENT=1 LD_PRELOAD=/opt/libevent/lib/ctlcount.so KEVENT_CTLCOUNT=/tmp/ctlcount" ;;
 	epoll) echo "EVENT_NOKEVENT=1" ;;
 	epoll-changelist) echo "EVENT_NOKEVENT=1 EVENT_EPOLL_USE_CHANGELIST=1" ;;
@@ -71,11 +73,12 @@ method_of() {
 ctlcount() {
 	[ -f /tmp/ctlcount ] || return 0
 	echo "kevent-ctlcount: $1: $(awk '{ for (i = 1; i < NF; i += 2) s[$i] += $(i + 1) }
-		END { print "dispatches", s["waits"], "ctl calls", s["ctl"],
-			"entries", s["entries"], "(add", s["add"], "remove",
-			s["remove"], "modify", s["modify"] ") dispatches after 0/1/2/3+ ctl calls:",
-			s["ctl0"] "/" s["ctl1"] "/" s["ctl2"] "/" s["ctl3"],
-			"processes", NR }' /tmp/ctlcount)"
+		END { calls = s["ctl"] + s["waits"] + s["submit"] + s["kwait"]
+			printf "dispatches %d, system calls %d (%.2f a dispatch): ctl %d (entries %d: add %d remove %d modify %d), waits %d (after 0/1/2/3+ ctl calls: %d/%d/%d/%d), submit %d (changes %d), kevent_wait %d; processes %d\n",
+			s["dispatches"], calls, s["dispatches"] ? calls / s["dispatches"] : 0,
+			s["ctl"], s["entries"], s["add"], s["remove"], s["modify"],
+			s["waits"], s["ctl0"], s["ctl1"], s["ctl2"], s["ctl3"],
+			s["submit"], s["changes"], s["kwait"], NR }' /tmp/ctlcount)"
 	rm -f /tmp/ctlcount
 }
 
