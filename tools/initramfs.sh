@@ -118,8 +118,7 @@ for src in "$ROOT"/tools/examples/*.c; do
 done
 # README's example ("Writing a program on kevent"), as a reader copies it.
 log "building README's example"
-awk '/^    \/\* example.c:/ { on = 1 } on { print } on && /^    }$/ { exit }' \
-	"$ROOT/README" | sed 's/^    //' >"$KSFT/readme-example.c"
+readme_example >"$KSFT/readme-example.c"
 "$CC" "${CFLAGS[@]}" -I"$LIBKEVENT64/gen" -I"$LIBKEVENT/include" \
 	-o "$KSFT/bin/kevent-readme-example" "$KSFT/readme-example.c" \
 	"$LIBKEVENT64/libkevent.a"

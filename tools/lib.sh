@@ -193,6 +193,14 @@ report() {
 	echo "$1: $2 passed, $3 failed"
 }
 
+# readme_example: README's example program ("Writing a program on
+# kevent"), as a reader copies it. tools/libkevent-check.sh compiles it
+# against the installed library, tools/initramfs.sh runs it in the guest.
+readme_example() {
+	awk '/^    \/\* example.c:/ { on = 1 } on { print } on && /^    }$/ { exit }' \
+		"$ROOT/README" | sed 's/^    //'
+}
+
 # man_unescape: roff text of an .EX block as it prints (\& \e \- undone).
 man_unescape() {
 	sed -e 's/^\\&//' -e 's/\\e/\\/g' -e 's/\\-/-/g'

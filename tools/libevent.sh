@@ -207,9 +207,7 @@ make_initramfs() {
 		-Wl,-rpath-link,"$KEVROOT/opt/libevent/lib"
 	add_prog "$LEV/reopen" /opt/libevent/bin/reopen
 	# What the fd-number key means after close() and dup(), beside epoll,
-	# on libkevent.
-	make -s -C "$ROOT/tools/lib/kevent" KHDR="$HDR" O="$LEV/libkevent" \
-		"$LEV/libkevent/libkevent.a"
+	# on libkevent (build_libkevent built libkevent.a there).
 	gcc -static -O2 -Wall -Wextra -I"$LEV/libkevent/gen" \
 		-I"$ROOT/tools/lib/kevent/include" -o "$LEV/fdkey" \
 		"$ROOT/tools/libevent/fdkey.c" "$LEV/libkevent/libkevent.a"

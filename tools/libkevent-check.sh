@@ -77,8 +77,7 @@ check "the probe's test, on a kernel without kevent" "$OUT/build64/bin/probe"
 
 # README's example ("Writing a program on kevent") as a reader copies it,
 # against the installed library (it also runs in the guest, initramfs.sh).
-awk '/^    \/\* example.c:/ { on = 1 } on { print } on && /^    }$/ { exit }' \
-	"$ROOT/README" | sed 's/^    //' >"$OUT/example.c"
+readme_example >"$OUT/example.c"
 check "README's example compiles with pkg-config" bash -c '
 	[ -s "$2/example.c" ] &&
 	$1 -Wall -Wextra -Werror -o "$2/example" "$2/example.c" \

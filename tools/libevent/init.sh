@@ -47,10 +47,9 @@ backend_env() {
 	kevent) echo "" ;;
 	kevent-plain) echo "EVENT_KEVENT_PLAIN=1" ;;
 	kevent-ring4) echo "EVENT_KEVENT_RING_ENTRIES=4" ;;
-	# kevent or epoll, counting the system calls (tools/libevent/ctlcount.c)
-	kevent-count) echo "LD_PRELOAD=/opt/libevent/lib/ctlcount.so KEVENT_CTLCOUNT=/tmp/ctlcount" ;;
-	kevent-plain-count) echo "EVENT_KEVENT_PLAIN=1 LD_PRELOAD=/opt/libevent/lib/ctlcount.so KEVENT_CTLCOUNT=/tmp/ctlcount" ;;
-	epoll-count) echo "EVENT_NOKEVENT=1 LD_PRELOAD=/opt/libevent/lib/ctlcount.so KEVENT_CTLCOUNT=/tmp/ctlcount" ;;
+	# NAME-count: backend NAME, its system calls counted
+	# (tools/libevent/ctlcount.c)
+	*-count) echo "$(backend_env "${1%-count}") LD_PRELOAD=/opt/libevent/lib/ctlcount.so KEVENT_CTLCOUNT=/tmp/ctlcount" ;;
 	epoll) echo "EVENT_NOKEVENT=1" ;;
 	epoll-changelist) echo "EVENT_NOKEVENT=1 EVENT_EPOLL_USE_CHANGELIST=1" ;;
 	poll) echo "EVENT_NOKEVENT=1 EVENT_NOEPOLL=1" ;;
