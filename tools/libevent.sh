@@ -2,7 +2,8 @@
 # libevent on kevent: Debian's libevent source with the kevent backend of
 # tools/libevent/*.patch, built against the series' UAPI headers, and run
 # in QEMU (TCG, never KVM): libevent's regression suite once per backend
-# in one boot, or Debian's memcached, unmodified, on the patched library.
+# in one boot, or Debian's memcached, unmodified, on the patched library:
+# its tests, or a benchmark of its backends.
 #
 #   tools/libevent.sh              regress on kevent, epoll and poll, on the
 #                                  test kernel (build/kunit); log in
@@ -11,6 +12,15 @@
 #                                  memcached on kevent and on epoll, on the
 #                                  production kernel; log in
 #                                  $BUILD/libevent-memcached.log
+#   tools/libevent.sh --memcached-bench
+#                                  memcached with one worker thread on
+#                                  kevent, kevent-plain and epoll under
+#                                  tools/libevent/memcached-load.c, the
+#                                  backends alternated in one boot of the
+#                                  production kernel, counting
+#                                  instructions (ICOUNT, default 3); log
+#                                  in $BUILD/memcached-bench.log, table
+#                                  in $BUILD/memcached-bench.txt
 #
 # Environment: BACKENDS (default "kevent epoll poll"; memcached: "kevent
 # epoll"; also "kevent-plain": the backend without its ring, on
@@ -23,7 +33,10 @@
 # default 300), SLAP_TIME (memcaslap's run time, default 30s),
 # BOOT_TIMEOUT (seconds, default 5400), ICOUNT (a number S: QEMU's
 # -icount shift=S,sleep=off), UAPI (the UAPI headers, default
-# $KDIR/usr/include), GEN_INIT_CPIO.
+# $KDIR/usr/include), GEN_INIT_CPIO; for --memcached-bench MC_CONNS
+# (connections, default 1,2,10,100,1000), MC_REPS (repetitions, default
+# 5), MC_TIME and MC_WARMUP (seconds of guest time measured and before,
+# default 3 and 1).
 #
 # The regress run fails when a backend fails a test, when kevent was not
 # the method used on the kevent run, when the summary is missing, or when
@@ -34,8 +47,9 @@ set -euo pipefail
 mode=regress
 case ${1:-} in
 --memcached) mode=memcached ;;
+--memcached-bench) mode=memcached-bench ;;
 "") ;;
-*) die "usage: $0 [--memcached]" ;;
+*) die "usage: $0 [--memcached | --memcached-bench]" ;;
 esac
 
 # What this script needs beyond the kernel build's packages: Debian's
@@ -58,10 +72,16 @@ if [ $mode = regress ]; then
 	backends=${BACKENDS:-kevent epoll poll}
 	kernel=${KERNEL:-$BZIMAGE}
 	log=$BUILD/libevent.log
-else
+elif [ $mode = memcached ]; then
 	backends=${BACKENDS:-kevent epoll}
 	kernel=${KERNEL:-$BUILD/production/arch/x86/boot/bzImage}
 	log=$BUILD/libevent-memcached.log
+else
+	backends=${BACKENDS:-kevent kevent-plain epoll}
+	kernel=${KERNEL:-$BUILD/production/arch/x86/boot/bzImage}
+	log=$BUILD/memcached-bench.log
+	# instructions, not the host's load: server_ns is 2^ICOUNT ns each
+	ICOUNT=${ICOUNT:-3}
 fi
 [ -f "$kernel" ] || die "no kernel $kernel; build it first (tools/kunit.sh)"
 [ $mode = regress ] && rm -f "$RESULTS/libevent"
@@ -220,6 +240,11 @@ make_initramfs() {
 		add_prog "$LEV/memcached/usr/bin/memcached" /usr/bin/memcached
 		add_prog "$(command -v memccapable)" /usr/bin/memccapable
 		add_prog "$(command -v memcaslap)" /usr/bin/memcaslap
+	elif [ $mode = memcached-bench ]; then
+		add_prog "$LEV/memcached/usr/bin/memcached" /usr/bin/memcached
+		gcc -static -O2 -Wall -Wextra -I"$ROOT/tools/libevent" \
+			-o "$LEV/memcached-load" "$ROOT/tools/libevent/memcached-load.c"
+		add_file "$LEV/memcached-load" /opt/libevent/bin/memcached-load
 	fi
 	# What the resolver and the tests read: dns and the http tests' fake
 	# servers are on 127.0.0.1; memcached runs as user memcache.
@@ -244,12 +269,15 @@ fi
 command -v busybox >/dev/null || die "no busybox: install busybox-static"
 build_libkevent
 build_libevent
-[ $mode = memcached ] && get_memcached
+[ $mode != regress ] && get_memcached
 make_initramfs
 
 # Init's arguments after "--"; its settings as environment variables.
 cmdline="console=ttyS0 kunit.enable=0 panic=-1"
 cmdline+=" test_timeout=${TEST_TIMEOUT:-300} slap_time=${SLAP_TIME:-30s}"
+cmdline+=" mc_conns=${MC_CONNS:-1,2,10,100,1000} mc_reps=${MC_REPS:-5}"
+cmdline+=" mc_time=${MC_TIME:-3} mc_warmup=${MC_WARMUP:-1}"
+[ -n "${MC_PROFILE:-}" ] && cmdline+=" mc_profile=${MC_PROFILE// /,}"
 # The tests of tools/libevent/known-failures are skipped (":NAME").
 regress_args=${REGRESS_ARGS:-$(sed -n 's/^\([^#].*\)/:\1/p' "$ROOT/tools/libevent/known-failures" | xargs)}
 [ -n "$regress_args" ] && cmdline+=" regress_args=${regress_args// /,}"
@@ -279,6 +307,34 @@ kevent_method() {
 	*) echo kevent ;;
 	esac
 }
+
+# memcached-bench: every point of every backend measured, kevent used
+# where named; the table of medians.
+if [ $mode = memcached-bench ]; then
+	bad=$splat
+	if grep -aE '^memcached-bench: .*: failed' "$log" >&2; then
+		bad=1
+	fi
+	want=$(( $(echo "${MC_CONNS:-1,2,10,100,1000}" | tr , '\n' | wc -l) * ${MC_REPS:-5} ))
+	for b in $backends; do
+		grep -aE "^memcached-bench: rep [0-9]+ backend $b method " "$log" >"$LEV/result" || true
+		n=$(wc -l <"$LEV/result")
+		if [ "$n" != "$want" ]; then
+			echo "memcached-bench: $b: $n of $want points measured" >&2
+			bad=1
+		fi
+		if [[ $b == kevent* ]] && grep -vqF "method $(kevent_method "$b"):" "$LEV/result"; then
+			echo "memcached-bench: $b: the $(kevent_method "$b") backend was not used" >&2
+			bad=1
+		fi
+	done
+	grep -aE '^memcached-bench: rep ' "$log" |
+		awk -v shift="$ICOUNT" -v order="$backends" \
+			-f "$ROOT/tools/libevent/memcached-table.awk" |
+		tee "$BUILD/memcached-bench.txt"
+	[ $bad = 0 ]
+	exit
+fi
 
 # memcached: every backend must have answered, memccapable found nothing
 # wrong and memcaslap no bad data.

@@ -8,19 +8,26 @@
  * shim sees it), whether or not the dispatch enters the kernel: with a
  * posted ring, a dispatch that finds events in the ring makes no system
  * call. Each thread also counts the kevent_ctl() (or epoll_ctl()) calls it
- * makes between two waits (kevent_get_events(), epoll_wait()). At exit
+ * makes between two waits (kevent_get_events(), epoll_wait()), and every
+ * process counts the socket and file calls a server makes per request
+ * (read, write, sendmsg, accept4, close, ...: "io"), those it makes
+ * through the C library's functions, so that a request's system calls
+ * are all counted but for futex() and the C library's own. At exit
  * the process appends one line to the file named by $KEVENT_CTLCOUNT, of
  * names and numbers (ctl0 ... ctl3: waits preceded by 0, 1, 2, 3 or more
  * kevent_ctl() calls; submit: kevent_submit() calls, changes: their
  * entries; kwait: kevent_wait() calls):
  *
  *   dispatches D waits W ctl C entries E add A remove R modify M
- *   ctl0 N ctl1 N ctl2 N ctl3 N submit S changes X kwait K
+ *   ctl0 N ctl1 N ctl2 N ctl3 N submit S changes X kwait K io I
  *
- * (add, remove, modify: epoll's ADD, DEL, MOD.) A child made by fork()
- * starts from zero. Run by tools/libevent/init.sh for the "kevent-count",
- * "kevent-plain-count" and "epoll-count" backends, never in a measured
- * run.
+ * (add, remove, modify: epoll's ADD, DEL, MOD.) With $KEVENT_CTLCOUNT_LIVE
+ * naming a file, the counters live in a shared mapping of it (ctlcount.h
+ * gives the layout), which a load generator reads before and after the
+ * interval it measures. A child made by fork() starts from zero, in
+ * memory of its own. Run by tools/libevent/init.sh for the "-count"
+ * backends and for every server of the memcached benchmark, whatever its
+ * backend, so that each pays the same for being counted.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -31,15 +38,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <poll.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/syscall.h>
 #include <linux/kevent.h>
+#include "ctlcount.h"
 
-static unsigned long dispatches, waits, ctls, entries, bycmd[3], per_wait[4];
-static unsigned long submits, changes, kwaits;
+static unsigned long own[CC_NR];
+/* own[], or the shared mapping of $KEVENT_CTLCOUNT_LIVE */
+static unsigned long *cc = own;
 static __thread unsigned long since_wait;
 
-#define count(v, n) __atomic_fetch_add(&(v), (n), __ATOMIC_RELAXED)
+#define count(i, n) __atomic_fetch_add(&cc[i], (n), __ATOMIC_RELAXED)
 
 long syscall(long nr, ...)
 {
@@ -56,23 +69,23 @@ long syscall(long nr, ...)
 		real = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
 
 	if (nr == __NR_kevent_ctl) {
-		count(ctls, 1);
-		count(entries, (unsigned long)a[2]);
+		count(CC_CTL, 1);
+		count(CC_ENTRIES, (unsigned long)a[2]);
 		if (a[1] >= KEVENT_CTL_ADD && a[1] <= KEVENT_CTL_MODIFY)
-			count(bycmd[a[1]], 1);
+			count(CC_ADD + a[1] - KEVENT_CTL_ADD, 1);
 		since_wait++;
 	} else if (nr == __NR_kevent_get_events) {
-		count(waits, 1);
-		count(per_wait[since_wait < 3 ? since_wait : 3], 1);
+		count(CC_WAITS, 1);
+		count(CC_CTL0 + (since_wait < 3 ? since_wait : 3), 1);
 		since_wait = 0;
 	} else if (nr == __NR_kevent_submit) {
 		const struct kevent_submit *ks = (const void *)a[1];
 
-		count(submits, 1);
+		count(CC_SUBMIT, 1);
 		if (ks)
-			count(changes, ks->nr_changes);
+			count(CC_CHANGES, ks->nr_changes);
 	} else if (nr == __NR_kevent_wait) {
-		count(kwaits, 1);
+		count(CC_KWAIT, 1);
 	}
 	return real(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
@@ -84,10 +97,10 @@ int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 	if (!real)
 		real = (int (*)(int, int, int, struct epoll_event *))
 			dlsym(RTLD_NEXT, "epoll_ctl");
-	count(ctls, 1);
-	count(entries, 1);
+	count(CC_CTL, 1);
+	count(CC_ENTRIES, 1);
 	if (op >= EPOLL_CTL_ADD && op <= EPOLL_CTL_MOD)
-		count(bycmd[op - EPOLL_CTL_ADD], 1);
+		count(CC_ADD + op - EPOLL_CTL_ADD, 1);
 	since_wait++;
 	return real(epfd, op, fd, ev);
 }
@@ -99,8 +112,8 @@ int epoll_wait(int epfd, struct epoll_event *evs, int max, int timeout)
 	if (!real)
 		real = (int (*)(int, struct epoll_event *, int, int))
 			dlsym(RTLD_NEXT, "epoll_wait");
-	count(waits, 1);
-	count(per_wait[since_wait < 3 ? since_wait : 3], 1);
+	count(CC_WAITS, 1);
+	count(CC_CTL0 + (since_wait < 3 ? since_wait : 3), 1);
 	since_wait = 0;
 	return real(epfd, evs, max, timeout);
 }
@@ -113,37 +126,86 @@ void event_changelist_remove_all_(void *changelist, void *base)
 	if (!real)
 		real = (void (*)(void *, void *))
 			dlsym(RTLD_NEXT, "event_changelist_remove_all_");
-	count(dispatches, 1);
+	count(CC_DISPATCHES, 1);
 	real(changelist, base);
 }
 
+/* The calls of a request: each counted, then passed on. */
+#define COUNTED(ret, name, params, args)				\
+ret name params								\
+{									\
+	static ret (*real) params;					\
+									\
+	if (!real)							\
+		real = (ret (*) params)dlsym(RTLD_NEXT, #name);		\
+	count(CC_IO, 1);						\
+	return real args;						\
+}
+
+COUNTED(ssize_t, read, (int fd, void *buf, size_t n), (fd, buf, n))
+COUNTED(ssize_t, write, (int fd, const void *buf, size_t n), (fd, buf, n))
+COUNTED(ssize_t, readv, (int fd, const struct iovec *iov, int n), (fd, iov, n))
+COUNTED(ssize_t, writev, (int fd, const struct iovec *iov, int n), (fd, iov, n))
+COUNTED(ssize_t, recvfrom, (int fd, void *buf, size_t n, int flags,
+			    struct sockaddr *sa, socklen_t *len),
+	(fd, buf, n, flags, sa, len))
+COUNTED(ssize_t, sendto, (int fd, const void *buf, size_t n, int flags,
+			  const struct sockaddr *sa, socklen_t len),
+	(fd, buf, n, flags, sa, len))
+COUNTED(ssize_t, recvmsg, (int fd, struct msghdr *msg, int flags), (fd, msg, flags))
+COUNTED(ssize_t, sendmsg, (int fd, const struct msghdr *msg, int flags), (fd, msg, flags))
+COUNTED(int, accept, (int fd, struct sockaddr *sa, socklen_t *len), (fd, sa, len))
+COUNTED(int, accept4, (int fd, struct sockaddr *sa, socklen_t *len, int flags),
+	(fd, sa, len, flags))
+COUNTED(int, close, (int fd), (fd))
+COUNTED(int, getpeername, (int fd, struct sockaddr *sa, socklen_t *len), (fd, sa, len))
+COUNTED(int, setsockopt, (int fd, int level, int opt, const void *val, socklen_t len),
+	(fd, level, opt, val, len))
+COUNTED(int, poll, (struct pollfd *fds, nfds_t n, int timeout), (fds, n, timeout))
+
 static void reset(void)
 {
-	dispatches = waits = ctls = entries = since_wait = 0;
-	submits = changes = kwaits = 0;
-	memset(bycmd, 0, sizeof(bycmd));
-	memset(per_wait, 0, sizeof(per_wait));
+	cc = own;
+	memset(own, 0, sizeof(own));
+	since_wait = 0;
 }
 
 __attribute__((constructor)) static void init(void)
 {
+	const char *path = getenv("KEVENT_CTLCOUNT_LIVE");
+	void *map;
+	int fd;
+
 	pthread_atfork(NULL, NULL, reset);
+	if (!path)
+		return;
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || ftruncate(fd, sizeof(own)) < 0) {
+		perror(path);
+		exit(1);
+	}
+	map = mmap(NULL, sizeof(own), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED) {
+		perror(path);
+		exit(1);
+	}
+	close(fd);
+	cc = map;
 }
 
 __attribute__((destructor)) static void report(void)
 {
+	static const char *const names[CC_NR] = CTLCOUNT_NAMES;
 	const char *path = getenv("KEVENT_CTLCOUNT");
-	char line[320];
-	int fd, n;
+	char line[400];
+	int fd, i, n = 0;
 
-	if (!path || !dispatches)
+	if (!path || !cc[CC_DISPATCHES])
 		return;
-	n = snprintf(line, sizeof(line),
-		     "dispatches %lu waits %lu ctl %lu entries %lu add %lu remove %lu modify %lu ctl0 %lu ctl1 %lu ctl2 %lu ctl3 %lu submit %lu changes %lu kwait %lu\n",
-		     dispatches, waits, ctls, entries, bycmd[KEVENT_CTL_ADD],
-		     bycmd[KEVENT_CTL_REMOVE], bycmd[KEVENT_CTL_MODIFY],
-		     per_wait[0], per_wait[1], per_wait[2], per_wait[3],
-		     submits, changes, kwaits);
+	for (i = 0; i < CC_NR; i++)
+		n += snprintf(line + n, sizeof(line) - n, "%s%s %lu",
+			      i ? " " : "", names[i], cc[i]);
+	n += snprintf(line + n, sizeof(line) - n, "\n");
 	fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0644);
 	if (fd >= 0) {
 		if (write(fd, line, n) != n)

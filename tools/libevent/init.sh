@@ -7,15 +7,26 @@
 #   regress BACKEND...     test/regress, the default set, on each backend
 #   memcached BACKEND...   memcached on each backend: memccapable, then
 #                          memcaslap with data verification
+#   memcached-bench BACKEND...
+#                          memcached with one worker thread on each
+#                          backend, under tools/libevent/memcached-load.c
+#                          at each number of connections of mc_conns,
+#                          mc_reps times, the backends alternated
 #
 # Settings from the kernel's command line reach init as environment
 # variables: regress_args (tests to run, default all), test_timeout
-# (seconds per regress test), slap_time (memcaslap run time, e.g. 30s).
+# (seconds per regress test), slap_time (memcaslap run time, e.g. 30s);
+# for memcached-bench mc_conns (e.g. 1,2,10,100,1000), mc_reps,
+# mc_time and mc_warmup (seconds), mc_profile (function globs, commas:
+# ftrace's function profiler on them while each point is measured).
 #
 # The host reads these lines of the console log:
 #   libevent-regress: BACKEND: method M: N passed, N failed, N skipped
 #   memcached: BACKEND: method M: memccapable N passed, N failed
 #   memcached: BACKEND: memcaslap ops N ops/s N verify_failed N ...
+#   memcached-bench: rep R backend B method M: conns N requests N ...
+#                         (memcached-load's line; "failed" when it failed)
+#   memcached-profile: rep R backend B conns N: FUNCTION calls/req ns/req
 #   kevent-fdkey: ...     (tools/libevent/fdkey.c, before the suite)
 #   kevent-ctlcount: ...  (backends kevent-count, kevent-plain-count,
 #                          epoll-count: their dispatches and system calls
@@ -199,6 +210,64 @@ run_memcached() {
 	done
 }
 
+# memcached-bench: for each repetition, each number of connections, each
+# backend (each repetition starting from the next one, so that none is
+# always first), a fresh memcached with one worker thread under
+# ctlcount.so (every backend pays the same for being counted), loaded by
+# memcached-load, which reads the server's CPU clock and counters.
+run_memcached_bench() {
+	local rep=1 b c pid method log out profile="" g
+	if [ -n "${mc_profile:-}" ]; then
+		profile=-f
+		mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+		: >/sys/kernel/tracing/set_ftrace_filter
+		# one glob a write: one that matches nothing must not void the rest
+		for g in $(echo "$mc_profile" | tr , ' '); do
+			echo "$g" >>/sys/kernel/tracing/set_ftrace_filter ||
+				echo "memcached-bench: no function matches $g"
+		done
+	fi
+	while [ $rep -le "${mc_reps:-5}" ]; do
+		for c in $(echo "${mc_conns:-1,2,10,100,1000}" | tr , ' '); do
+			for b in "$@"; do
+				log=/tmp/memcached-$b.log
+				rm -f /dev/shm/ctlcount
+				# shellcheck disable=SC2046
+				env $(backend_env "$b") EVENT_SHOW_METHOD=1 \
+					LD_PRELOAD=/opt/libevent/lib/ctlcount.so \
+					KEVENT_CTLCOUNT_LIVE=/dev/shm/ctlcount \
+					/usr/bin/memcached -u memcache -l 127.0.0.1 \
+					-p 11211 -U 0 -t 1 -m 64 -c 4096 >"$log" 2>&1 &
+				pid=$!
+				if ! wait_port; then
+					echo "memcached-bench: rep $rep backend $b: failed: memcached did not start"
+					cat "$log"
+					kill $pid 2>/dev/null
+					continue
+				fi
+				method=$(sed -n 's/.*libevent using: \([a-z]*\( ([a-z]*)\)\{0,1\}\).*/\1/p' "$log" | sort -u | head -n 1)
+				out=/tmp/memcached-load.out
+				if /opt/libevent/bin/memcached-load -c "$c" \
+					-t "${mc_time:-3}" -w "${mc_warmup:-1}" -p $pid \
+					-l /dev/shm/ctlcount $profile >"$out" 2>&1; then
+					echo "memcached-bench: rep $rep backend $b method ${method:-none}: $(sed -n 's/^memcached-load: //p' "$out")"
+					sed -n "s/^memcached-profile: /&rep $rep backend $b conns $c: /p" "$out"
+				else
+					echo "memcached-bench: rep $rep backend $b conns $c: failed: $(cat "$out")"
+				fi
+				kill $pid
+				wait $pid 2>/dev/null
+				while grep -q ':2BCB 00000000:0000 0A' /proc/net/tcp; do sleep 0.1; done
+			done
+			# the next number of connections starts from the next backend
+			b=$1
+			shift
+			set -- "$@" "$b"
+		done
+		rep=$((rep + 1))
+	done
+}
+
 mode=${1:-regress}
 [ $# -gt 0 ] && shift
 case $mode in
@@ -207,6 +276,7 @@ regress)
 	run_regress "$@"
 	;;
 memcached) run_memcached "$@" ;;
+memcached-bench) run_memcached_bench "$@" ;;
 *) echo "libevent-guest: unknown mode $mode" ;;
 esac
 # A kernel with kmemleak: objects leaked by the run, a few seconds old,
