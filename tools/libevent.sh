@@ -277,7 +277,7 @@ cmdline="console=ttyS0 kunit.enable=0 panic=-1"
 cmdline+=" test_timeout=${TEST_TIMEOUT:-300} slap_time=${SLAP_TIME:-30s}"
 cmdline+=" mc_conns=${MC_CONNS:-1,2,10,100,1000} mc_reps=${MC_REPS:-5}"
 cmdline+=" mc_time=${MC_TIME:-3} mc_warmup=${MC_WARMUP:-1}"
-[ -n "${MC_PROFILE:-}" ] && cmdline+=" mc_profile=${MC_PROFILE// /,}"
+[ -n "${MC_PROFILE:-}" ] && cmdline+=" mc_profile=${MC_PROFILE// /,} mc_profile_self=${MC_PROFILE_SELF:-0}"
 # The tests of tools/libevent/known-failures are skipped (":NAME").
 regress_args=${REGRESS_ARGS:-$(sed -n 's/^\([^#].*\)/:\1/p' "$ROOT/tools/libevent/known-failures" | xargs)}
 [ -n "$regress_args" ] && cmdline+=" regress_args=${regress_args// /,}"

@@ -18,7 +18,8 @@
 # (seconds per regress test), slap_time (memcaslap run time, e.g. 30s);
 # for memcached-bench mc_conns (e.g. 1,2,10,100,1000), mc_reps,
 # mc_time and mc_warmup (seconds), mc_profile (function globs, commas:
-# ftrace's function profiler on them while each point is measured).
+# ftrace's function profiler on them while each point is measured) and
+# mc_profile_self=1 (each function's own time, without its children's).
 #
 # The host reads these lines of the console log:
 #   libevent-regress: BACKEND: method M: N passed, N failed, N skipped
@@ -26,7 +27,7 @@
 #   memcached: BACKEND: memcaslap ops N ops/s N verify_failed N ...
 #   memcached-bench: rep R backend B method M: conns N requests N ...
 #                         (memcached-load's line; "failed" when it failed)
-#   memcached-profile: rep R backend B conns N: FUNCTION calls/req ns/req
+#   memcached-profile: rep R backend B conns N: cpuC FUNCTION calls/req ns/req
 #   kevent-fdkey: ...     (tools/libevent/fdkey.c, before the suite)
 #   kevent-ctlcount: ...  (backends kevent-count, kevent-plain-count,
 #                          epoll-count: their dispatches and system calls
@@ -221,6 +222,14 @@ run_memcached_bench() {
 		profile=-f
 		mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 		: >/sys/kernel/tracing/set_ftrace_filter
+		# a function's time: on the CPU, its children's included
+		# unless mc_profile_self=1
+		echo 0 >/sys/kernel/tracing/options/sleep-time
+		if [ "${mc_profile_self:-0}" = 1 ]; then
+			echo 0 >/sys/kernel/tracing/options/graph-time
+		else
+			echo 1 >/sys/kernel/tracing/options/graph-time
+		fi
 		# one glob a write: one that matches nothing must not void the rest
 		for g in $(echo "$mc_profile" | tr , ' '); do
 			echo "$g" >>/sys/kernel/tracing/set_ftrace_filter ||

@@ -25,12 +25,12 @@
  * threads on CPU 0, so that each wakeup crosses CPUs the same way on
  * every backend. With -f, ftrace's function profiler (a kernel with
  * kunit/profile.config; the caller sets set_ftrace_filter) runs during
- * the interval, and each traced function follows, all CPUs summed:
+ * the interval, and each traced function follows, per CPU:
  *
- *   memcached-profile: FUNCTION calls/request ns/request
+ *   memcached-profile: cpuN FUNCTION calls/request ns/request
  *
  * (children included; the wakeup callbacks of the server's events run in
- * the client's sends, on its CPU, so they are in no server_ns.)
+ * the client's sends, on CPU 1, so they are in no server_ns.)
  *
  *   memcached-load -c CONNS -t SECONDS [-w SECONDS] [-p PID] [-l FILE]
  *                  [-k KEYS] [-v BYTES] [-P PORT] [-f]
@@ -299,40 +299,28 @@ static void profile_enable(const char *on)
 	close(fd);
 }
 
-/* Every traced function's calls and time per request, all CPUs summed. */
+/* Every traced function's calls and time per request, per CPU. */
 static void profile_print(void)
 {
-	static struct { char name[96]; unsigned long hits; double us; } f[512];
 	char path[300], line[512], name[96], unit[8];
 	unsigned long hits;
-	int i, n = 0, cpu;
 	double us;
 	FILE *fp;
+	int cpu;
 
 	for (cpu = 0; ; cpu++) {
 		snprintf(path, sizeof(path), TRACEFS "/trace_stat/function%d", cpu);
 		fp = fopen(path, "r");
 		if (!fp)
 			break;
-		while (fgets(line, sizeof(line), fp)) {
-			if (sscanf(line, " %95s %lu %lf %7s", name, &hits, &us, unit) != 4 ||
-			    strcmp(unit, "us"))
-				continue;	/* the header lines */
-			for (i = 0; i < n && strcmp(f[i].name, name); i++)
-				;
-			if (i == n) {
-				if (n == 512)
-					continue;
-				snprintf(f[n++].name, sizeof(f[0].name), "%s", name);
-			}
-			f[i].hits += hits;
-			f[i].us += us;
-		}
+		while (fgets(line, sizeof(line), fp))
+			if (sscanf(line, " %95s %lu %lf %7s", name, &hits, &us, unit) == 4 &&
+			    !strcmp(unit, "us"))	/* not a header line */
+				printf("memcached-profile: cpu%d %s %.3f %.0f\n", cpu,
+				       name, (double)hits / requests,
+				       us * 1000 / requests);
 		fclose(fp);
 	}
-	for (i = 0; i < n; i++)
-		printf("memcached-profile: %s %.3f %.0f\n", f[i].name,
-		       (double)f[i].hits / requests, f[i].us * 1000 / requests);
 }
 
 int main(int argc, char **argv)
