@@ -24,8 +24,8 @@
 #
 # Environment: BACKENDS (default "kevent epoll poll"; memcached: "kevent
 # epoll"; also "kevent-plain": the backend without its ring, on
-# kevent_ctl() and kevent_get_events(); "kevent-ring4": with a ring of 4
-# slots, which fills; "select"; and "kevent-count", "kevent-plain-count"
+# kevent_ctl() and kevent_get_events(); "kevent-ringN": with a ring of N
+# slots ("kevent-ring4" fills); "select"; and "kevent-count", "kevent-plain-count"
 # or "epoll-count": the backend with its dispatches and system calls
 # counted by tools/libevent/ctlcount.c), KERNEL (a bzImage),
 # REGRESS_ARGS (tests to run; default the default set but for

@@ -53,15 +53,15 @@ hostname localhost
 # in its list (kevent, epoll, poll, select) that EVENT_NO<NAME> leaves.
 backend_env() {
 	case $1 in
-	# kevent: its posted ring and kevent_submit(); kevent-plain: no ring,
-	# kevent_ctl() and kevent_get_events(); kevent-ring4: a ring of 4
-	# slots, which fills (a full ring must lose nothing)
-	kevent) echo "" ;;
-	kevent-plain) echo "EVENT_KEVENT_PLAIN=1" ;;
-	kevent-ring4) echo "EVENT_KEVENT_RING_ENTRIES=4" ;;
 	# NAME-count: backend NAME, its system calls counted
 	# (tools/libevent/ctlcount.c)
 	*-count) echo "$(backend_env "${1%-count}") LD_PRELOAD=/opt/libevent/lib/ctlcount.so KEVENT_CTLCOUNT=/tmp/ctlcount" ;;
+	# kevent: its posted ring and kevent_submit(); kevent-plain: no ring,
+	# kevent_ctl() and kevent_get_events(); kevent-ringN: a ring of N
+	# slots (kevent-ring4 fills: a full ring must lose nothing)
+	kevent) echo "" ;;
+	kevent-plain) echo "EVENT_KEVENT_PLAIN=1" ;;
+	kevent-ring[0-9]*) echo "EVENT_KEVENT_RING_ENTRIES=${1#kevent-ring}" ;;
 	epoll) echo "EVENT_NOKEVENT=1" ;;
 	epoll-changelist) echo "EVENT_NOKEVENT=1 EVENT_EPOLL_USE_CHANGELIST=1" ;;
 	poll) echo "EVENT_NOKEVENT=1 EVENT_NOEPOLL=1" ;;
