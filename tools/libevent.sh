@@ -83,6 +83,7 @@ else
 	# instructions, not the host's load: server_ns is 2^ICOUNT ns each
 	ICOUNT=${ICOUNT:-3}
 fi
+mc_conns=${MC_CONNS:-1,2,10,100,1000} mc_reps=${MC_REPS:-5}
 [ -f "$kernel" ] || die "no kernel $kernel; build it first (tools/kunit.sh)"
 [ $mode = regress ] && rm -f "$RESULTS/libevent"
 
@@ -275,7 +276,7 @@ make_initramfs
 # Init's arguments after "--"; its settings as environment variables.
 cmdline="console=ttyS0 kunit.enable=0 panic=-1"
 cmdline+=" test_timeout=${TEST_TIMEOUT:-300} slap_time=${SLAP_TIME:-30s}"
-cmdline+=" mc_conns=${MC_CONNS:-1,2,10,100,1000} mc_reps=${MC_REPS:-5}"
+cmdline+=" mc_conns=$mc_conns mc_reps=$mc_reps"
 cmdline+=" mc_time=${MC_TIME:-3} mc_warmup=${MC_WARMUP:-1}"
 [ -n "${MC_PROFILE:-}" ] && cmdline+=" mc_profile=${MC_PROFILE// /,} mc_profile_self=${MC_PROFILE_SELF:-0}"
 # The tests of tools/libevent/known-failures are skipped (":NAME").
@@ -315,7 +316,7 @@ if [ $mode = memcached-bench ]; then
 	if grep -aE '^memcached-bench: .*: failed' "$log" >&2; then
 		bad=1
 	fi
-	want=$(( $(echo "${MC_CONNS:-1,2,10,100,1000}" | tr , '\n' | wc -l) * ${MC_REPS:-5} ))
+	want=$(( $(echo "$mc_conns" | tr , '\n' | wc -l) * mc_reps ))
 	for b in $backends; do
 		grep -aE "^memcached-bench: rep [0-9]+ backend $b method " "$log" >"$LEV/result" || true
 		n=$(wc -l <"$LEV/result")

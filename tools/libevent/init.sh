@@ -70,13 +70,18 @@ backend_env() {
 	esac
 }
 
+# The methods that EVENT_SHOW_METHOD's lines on stdin name ("kevent",
+# "kevent (plain)", "epoll", ...), each once, on one line.
+shown_method() {
+	sed -n 's/.*libevent using: \([a-z]*\( ([a-z]*)\)\{0,1\}\).*/\1/p' | sort -u | xargs
+}
+
 # The method libevent really picked with that environment (not
 # main/methods: that test avoids the preferred method on purpose).
 method_of() {
 	# shellcheck disable=SC2046 # the words are variable assignments
 	env $(backend_env "$1") EVENT_SHOW_METHOD=1 /opt/libevent/bin/regress \
-		--no-fork main/free_active_base 2>&1 |
-		sed -n 's/.*libevent using: \([a-z]*\( ([a-z]*)\)\{0,1\}\).*/\1/p' | head -n 1
+		--no-fork main/free_active_base 2>&1 | shown_method
 }
 
 # The sums of the lines that ctlcount.so left in /tmp/ctlcount (one per
@@ -170,23 +175,41 @@ wait_port() {
 	return 1
 }
 
+# start_memcached BACKEND THREADS MEGABYTES [VAR=VALUE...]: Debian's
+# binary, unchanged (only the library it loads is ours), on 127.0.0.1:11211
+# with the backend's environment and the given one; its pid in $pid, the
+# method it shows in $method. Fails, its output printed, if it does not
+# come up.
+start_memcached() {
+	local b="$1" threads="$2" megs="$3" log="/tmp/memcached-$1.log"
+	shift 3
+	# shellcheck disable=SC2046
+	env $(backend_env "$b") EVENT_SHOW_METHOD=1 "$@" /usr/bin/memcached \
+		-u memcache -l 127.0.0.1 -p 11211 -U 0 -t "$threads" -m "$megs" \
+		-c 4096 >"$log" 2>&1 &
+	pid=$!
+	if ! wait_port; then
+		cat "$log"
+		kill "$pid" 2>/dev/null
+		return 1
+	fi
+	method=$(shown_method <"$log")
+}
+
+# Stop it, and wait until the port is free for the next backend's server.
+stop_memcached() {
+	kill "$pid"
+	wait "$pid" 2>/dev/null
+	while grep -q ':2BCB 00000000:0000 0A' /proc/net/tcp; do sleep 0.1; done
+}
+
 run_memcached() {
-	local b pid method log out
+	local b pid method out
 	for b in "$@"; do
-		log=/tmp/memcached-$b.log
-		# Debian's binary, unchanged; only the library it loads is ours.
-		# shellcheck disable=SC2046
-		env $(backend_env "$b") EVENT_SHOW_METHOD=1 /usr/bin/memcached \
-			-u memcache -l 127.0.0.1 -p 11211 -U 0 -t 2 -m 256 -c 4096 \
-			>"$log" 2>&1 &
-		pid=$!
-		if ! wait_port; then
+		if ! start_memcached "$b" 2 256; then
 			echo "memcached: $b: did not start"
-			cat "$log"
-			kill $pid 2>/dev/null
 			continue
 		fi
-		method=$(sed -n 's/.*libevent using: \([a-z]*\).*/\1/p' "$log" | sort -u | xargs)
 		echo "libevent-guest: memcached on $b (method ${method:-none}), pid $pid"
 		out=/tmp/memccapable-$b.log
 		memccapable -h 127.0.0.1 -p 11211 2>&1 | tee "$out"
@@ -203,21 +226,18 @@ run_memcached() {
 			"verify_failed $(sed -n 's/^verify_failed: *\([0-9]*\).*/\1/p' "$out" | tail -n 1)" \
 			"verify_misses $(sed -n 's/^verify_misses: *\([0-9]*\).*/\1/p' "$out" | tail -n 1)" \
 			"get_misses $(sed -n 's/^get_misses: *\([0-9]*\).*/\1/p' "$out" | tail -n 1)"
-		kill $pid
-		wait $pid 2>/dev/null
-		# The port must be free before the next backend's server binds.
-		while grep -q ':2BCB 00000000:0000 0A' /proc/net/tcp; do sleep 0.1; done
+		stop_memcached
 		ctlcount "memcached on $b"
 	done
 }
 
 # memcached-bench: for each repetition, each number of connections, each
-# backend (each repetition starting from the next one, so that none is
-# always first), a fresh memcached with one worker thread under
+# backend (each number of connections starting from the next one, so that
+# none is always first), a fresh memcached with one worker thread under
 # ctlcount.so (every backend pays the same for being counted), loaded by
 # memcached-load, which reads the server's CPU clock and counters.
 run_memcached_bench() {
-	local rep=1 b c pid method log out profile="" g
+	local rep=1 b c pid method out profile="" g
 	if [ -n "${mc_profile:-}" ]; then
 		profile=-f
 		mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
@@ -239,34 +259,23 @@ run_memcached_bench() {
 	while [ $rep -le "${mc_reps:-5}" ]; do
 		for c in $(echo "${mc_conns:-1,2,10,100,1000}" | tr , ' '); do
 			for b in "$@"; do
-				log=/tmp/memcached-$b.log
 				rm -f /dev/shm/ctlcount
-				# shellcheck disable=SC2046
-				env $(backend_env "$b") EVENT_SHOW_METHOD=1 \
+				if ! start_memcached "$b" 1 64 \
 					LD_PRELOAD=/opt/libevent/lib/ctlcount.so \
-					KEVENT_CTLCOUNT_LIVE=/dev/shm/ctlcount \
-					/usr/bin/memcached -u memcache -l 127.0.0.1 \
-					-p 11211 -U 0 -t 1 -m 64 -c 4096 >"$log" 2>&1 &
-				pid=$!
-				if ! wait_port; then
+					KEVENT_CTLCOUNT_LIVE=/dev/shm/ctlcount; then
 					echo "memcached-bench: rep $rep backend $b: failed: memcached did not start"
-					cat "$log"
-					kill $pid 2>/dev/null
 					continue
 				fi
-				method=$(sed -n 's/.*libevent using: \([a-z]*\( ([a-z]*)\)\{0,1\}\).*/\1/p' "$log" | sort -u | head -n 1)
 				out=/tmp/memcached-load.out
 				if /opt/libevent/bin/memcached-load -c "$c" \
-					-t "${mc_time:-3}" -w "${mc_warmup:-1}" -p $pid \
+					-t "${mc_time:-3}" -w "${mc_warmup:-1}" -p "$pid" \
 					-l /dev/shm/ctlcount $profile >"$out" 2>&1; then
 					echo "memcached-bench: rep $rep backend $b method ${method:-none}: $(sed -n 's/^memcached-load: //p' "$out")"
 					sed -n "s/^memcached-profile: /&rep $rep backend $b conns $c: /p" "$out"
 				else
 					echo "memcached-bench: rep $rep backend $b conns $c: failed: $(cat "$out")"
 				fi
-				kill $pid
-				wait $pid 2>/dev/null
-				while grep -q ':2BCB 00000000:0000 0A' /proc/net/tcp; do sleep 0.1; done
+				stop_memcached
 			done
 			# the next number of connections starts from the next backend
 			b=$1

@@ -323,13 +323,29 @@ static void profile_print(void)
 	}
 }
 
+/* What the interval's figures are differences of. */
+struct sample {
+	unsigned long long ns, user, sys;	/* the server's CPU time */
+	unsigned long counters[CC_NR];		/* ctlcount.so's */
+};
+
+static void take_sample(struct sample *s, int server, clockid_t clock,
+			const unsigned long *counters)
+{
+	if (server) {
+		s->ns = server_ns(clock);
+		server_ticks(server, &s->user, &s->sys);
+	}
+	if (counters)
+		memcpy(s->counters, counters, sizeof(s->counters));
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const names[CC_NR] = CTLCOUNT_NAMES;
-	unsigned long before[CC_NR] = { 0 }, after[CC_NR] = { 0 };
+	struct sample before = { 0 }, after = { 0 };
 	const unsigned long *counters = NULL;
 	double warmup = 1, seconds = 0, t0, t1 = 0, end;
-	unsigned long long ns0 = 0, ns1 = 0, u0 = 0, u1 = 0, k0 = 0, k1 = 0;
 	struct epoll_event evs[256];
 	clockid_t clock = 0;
 	struct rlimit rl;
@@ -351,7 +367,7 @@ int main(int argc, char **argv)
 
 			if (fd < 0)
 				die("%s: %s", optarg, strerror(errno));
-			counters = mmap(NULL, sizeof(before), PROT_READ,
+			counters = mmap(NULL, sizeof(before.counters), PROT_READ,
 					MAP_SHARED, fd, 0);
 			if (counters == MAP_FAILED)
 				die("%s: %s", optarg, strerror(errno));
@@ -415,24 +431,14 @@ int main(int argc, char **argv)
 			if (profile)
 				profile_enable("0");
 			t1 = t;
-			if (server) {
-				ns1 = server_ns(clock);
-				server_ticks(server, &u1, &k1);
-			}
-			if (counters)
-				memcpy(after, counters, sizeof(after));
+			take_sample(&after, server, clock, counters);
 			break;
 		}
 		/* The warm-up is over: the interval starts. */
 		measuring = 1;
 		t0 = t;
 		end = t + seconds;
-		if (server) {
-			ns0 = server_ns(clock);
-			server_ticks(server, &u0, &k0);
-		}
-		if (counters)
-			memcpy(before, counters, sizeof(before));
+		take_sample(&before, server, clock, counters);
 		if (profile) {
 			/* Enabling resets the counts. */
 			profile_enable("0");
@@ -443,13 +449,14 @@ int main(int argc, char **argv)
 		die("no request completed in %.1f s", seconds);
 
 	printf("memcached-load: conns %d requests %lu seconds %.3f server_ns %llu user_ticks %llu sys_ticks %llu p50_us %.0f p99_us %.0f",
-	       nconns, requests, t1 - t0, ns1 - ns0, u1 - u0, k1 - k0,
+	       nconns, requests, t1 - t0, after.ns - before.ns,
+	       after.user - before.user, after.sys - before.sys,
 	       percentile(0.50), percentile(0.99));
 	for (i = 0; i < CC_NR; i++) {
-		after[i] -= before[i];
-		printf(" %s %lu", names[i], after[i]);
+		after.counters[i] -= before.counters[i];
+		printf(" %s %lu", names[i], after.counters[i]);
 	}
-	printf(" syscalls %lu\n", ctlcount_syscalls(after));
+	printf(" syscalls %lu\n", ctlcount_syscalls(after.counters));
 	if (profile)
 		profile_print();
 	for (i = 0; i < nconns; i++)
