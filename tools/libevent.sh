@@ -43,6 +43,7 @@
 # the kernel printed a splat. Everything is built under $BUILD/libevent.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-guest.sh"
 
 mode=regress
 case ${1:-} in
@@ -87,30 +88,6 @@ mc_conns=${MC_CONNS:-1,2,10,100,1000} mc_reps=${MC_REPS:-5}
 [ -f "$kernel" ] || die "no kernel $kernel; build it first (tools/kunit.sh)"
 [ $mode = regress ] && rm -f "$RESULTS/libevent"
 
-# apt-get source needs a deb-src entry: one for each deb entry of
-# debian.sources (deb822) or sources.list (one-line format), made once.
-deb_src() {
-	local list=/etc/apt/sources.list.d/kevent-src.sources sudo=()
-	# shellcheck disable=SC2016 # apt's template, not the shell's
-	if apt-get indextargets --format '$(IDENTIFIER)' 2>/dev/null | grep -qx Sources; then
-		return
-	fi
-	[ "$(id -u)" = 0 ] || sudo=(sudo)
-	log "adding deb-src entries in $list"
-	{
-		if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-			sed -n '/^Types:/s/.*/Types: deb-src/p; /^Types:/!p' \
-				/etc/apt/sources.list.d/debian.sources
-		fi
-		if [ -f /etc/apt/sources.list ]; then
-			# "deb [opts] URI SUITE COMPONENTS" -> a deb822 stanza
-			sed -n 's/^deb \(\[[^]]*\] \)\{0,1\}\([^ ]*\) \([^ ]*\) \(.*\)$/Types: deb-src\nURIs: \2\nSuites: \3\nComponents: \4\n/p' \
-				/etc/apt/sources.list
-		fi
-	} | "${sudo[@]}" tee "$list" >/dev/null
-	"${sudo[@]}" apt-get update
-}
-
 # libkevent, which the backend is written on, installed under $KEVROOT
 # as it is in the guest (/opt/libevent): headers, libkevent.so.
 build_libkevent() {
@@ -130,11 +107,10 @@ build_libevent() {
 	if [ "$(cat "$stamp" 2>/dev/null)" = "$sum" ] && [ -x "$OBJ/test/.libs/regress" ]; then
 		return
 	fi
-	deb_src
 	rm -rf "$SRC" "$OBJ" "$LEV/fetch"
-	mkdir -p "$LEV/fetch" "$OBJ"
+	mkdir -p "$OBJ"
 	log "fetching Debian's libevent source"
-	(cd "$LEV/fetch" && apt-get source libevent)
+	apt_source libevent "$LEV/fetch"
 	mv "$LEV/fetch"/libevent-*/ "$SRC"
 	local p
 	for p in "${PATCHES[@]}"; do
@@ -170,52 +146,19 @@ get_memcached() {
 	dpkg-deb -x "$LEV"/deb/memcached_*.deb "$LEV/memcached"
 }
 
-# The initramfs: busybox, the programs, the libraries they load (ldd),
-# small /etc files. gen_init_cpio makes device nodes without root.
+# The initramfs: busybox, the programs, the libraries they load (ldd;
+# ours, libevent's and libkevent's, in /opt/libevent/lib), small /etc
+# files. gen_init_cpio makes device nodes without root.
 LIST=$LEV/initramfs.list
-declare -A have
-add_dir() {
-	[ "$1" = / ] || [ -n "${have[$1]:-}" ] && return
-	add_dir "$(dirname "$1")"
-	have[$1]=1
-	echo "dir $1 0755 0 0" >>"$LIST"
-}
-add_file() { # SRC DEST [MODE]
-	[ -n "${have[$2]:-}" ] && return
-	add_dir "$(dirname "$2")"
-	have[$2]=1
-	echo "file $2 $1 ${3:-0755} 0 0" >>"$LIST"
-}
-add_etc() { # NAME CONTENT
-	printf '%s\n' "$2" >"$LEV/etc/$1"
-	add_file "$LEV/etc/$1" "/etc/$1" 0644
-}
-# add_prog SRC DEST: a program and, at the paths the loader asks for,
-# every library it loads (with LD_LIBRARY_PATH=$OBJ/.libs and libkevent's
-# directory: ours).
-add_prog() {
-	local lib
-	add_file "$1" "$2"
-	for lib in $(LD_LIBRARY_PATH=$OBJ/.libs:$KEVROOT/opt/libevent/lib ldd "$1" |
-		grep -oE '/[^ ]+'); do
-		case $lib in
-		"$OBJ"/.libs/* | "$KEVROOT"/*) ;;	# in /opt/libevent/lib
-		*) add_file "$lib" "$lib" ;;
-		esac
-	done
-}
+# shellcheck disable=SC2034 # read by add_prog (lib-guest.sh)
+GUEST_LD_PATH=$OBJ/.libs:$KEVROOT/opt/libevent/lib
+# shellcheck disable=SC2034
+GUEST_OWN_LIBS="$OBJ/.libs $KEVROOT"
 
 make_initramfs() {
-	local lib gen=${GEN_INIT_CPIO:-$KDIR/usr/gen_init_cpio}
-	: >"$LIST"
-	have=()
-	rm -rf "${LEV:?}/etc"
-	mkdir -p "$LEV/etc"
-	add_file "$ROOT/tools/libevent/init.sh" /init
-	add_file /bin/busybox /bin/busybox
-	echo "slink /bin/sh /bin/busybox 0777 0 0" >>"$LIST"
-	for d in /dev /proc /sys /tmp /root; do add_dir $d; done
-	echo "nod /dev/console 0600 0 0 c 5 1" >>"$LIST"
+	local lib
+	cpio_begin "$LIST" "$LEV/etc"
+	busybox_skeleton "$ROOT/tools/libevent/init.sh"
 	for lib in "$OBJ"/.libs/lib*.so.*; do
 		[ -L "$lib" ] && [ "${lib##*.so.}" != 7 ] && continue
 		add_file "$lib" "/opt/libevent/lib/$(basename "$lib")" 0644
@@ -256,18 +199,10 @@ make_initramfs() {
 	add_etc group $'root:x:0:\nmemcache:x:100:'
 	add_file /etc/services /etc/services 0644
 	add_file /etc/protocols /etc/protocols 0644
-	[ -x "$gen" ] || { gen=$LEV/gen_init_cpio; gcc -O2 -o "$gen" "$TREE/usr/gen_init_cpio.c"; }
-	"$gen" "$LIST" >"$LEV/initramfs.cpio"
+	cpio_pack "$LEV/initramfs.cpio"
 }
 
-# Always: make brings them up to date with the tree, and does nothing
-# when they are.
-if [ -z "${UAPI:-}" ]; then
-	need_tree
-	log "installing UAPI headers into $HDR"
-	make -s -C "$TREE" ARCH=x86_64 O="$KDIR" headers
-fi
-command -v busybox >/dev/null || die "no busybox: install busybox-static"
+guest_prepare
 build_libkevent
 build_libevent
 [ $mode != regress ] && get_memcached
@@ -361,17 +296,9 @@ fi
 # One line per backend; the kevent run must really have used kevent.
 passed=0 failed=$splat
 for b in $backends; do
-	line=$(grep -aE "^libevent-regress: $b: method " "$log" | tail -n 1 || true)
-	if [ -z "$line" ]; then
-		echo "libevent-regress: $b: no result" >&2
-		failed=$((failed + 1))
-		continue
-	fi
-	echo "$line"
+	guest_result "$log" "libevent-regress: $b: method " || continue
 	grep -aE "^libevent-regress: $b: (failed|passed when run again): " "$log" || true
-	read -r p f < <(echo "$line" | sed 's/.*: \([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/')
-	passed=$((passed + p)) failed=$((failed + f))
-	if [[ $b == kevent* && $line != *"method $(kevent_method "$b"):"* ]]; then
+	if [[ $b == kevent* && $GUEST_LINE != *"method $(kevent_method "$b"):"* ]]; then
 		echo "libevent-regress: $b: the $(kevent_method "$b") backend was not used" >&2
 		failed=$((failed + 1))
 	fi
