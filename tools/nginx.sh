@@ -3,7 +3,8 @@
 # tools/nginx/*.patch (src/event/modules/ngx_kevent_module.c, "use
 # kevent;"), built on libkevent (tools/lib/kevent) against the series'
 # UAPI headers, and run in QEMU (TCG, never KVM) on the test kernel
-# (build/kunit): tools/nginx/init.sh serves files on each method and
+# (build/kunit): tools/nginx/init.sh serves files on each method, and
+# tools/nginx/http-check.c asks for them in every way a server meets and
 # checks every response.
 #
 #   tools/nginx.sh      log in $BUILD/nginx.log, result "nginx"
@@ -90,6 +91,9 @@ make_initramfs() {
 	cpio_begin "$NGX/initramfs.list" "$NGX/etc"
 	busybox_skeleton "$ROOT/tools/nginx/init.sh"
 	add_prog "$OBJ/nginx" /opt/nginx/sbin/nginx
+	gcc -static -O2 -Wall -Wextra -o "$NGX/http-check" \
+		"$ROOT/tools/nginx/http-check.c"
+	add_file "$NGX/http-check" /opt/nginx/bin/http-check
 	add_file "$KEVROOT/opt/nginx/lib/libkevent.so.0" \
 		/opt/nginx/lib/libkevent.so.0 0644
 	add_etc hosts $'127.0.0.1\tlocalhost'
@@ -116,6 +120,8 @@ if splats=$(find_splats "$log"); then
 fi
 grep -aq '^nginx-guest: done' "$log" || { echo "nginx: the guest did not finish" >&2; failed=$((failed + 1)); }
 grep -a '^nginx-check: ' "$log" >&2 || true
+grep -a '^nginx-wakeups: ' "$log" || true
+grep -a '^nginx-time: ' "$log" >"$NGX/times.txt" || true
 for m in $methods; do
 	guest_result "$log" "nginx: $m: method " || true
 done

@@ -3,7 +3,8 @@
 # kevent.mbox, build the test kernel and run KUnit in it, then the
 # userspace tests (libkevent's among them, and its checks on this
 # machine), then libevent's regression suite on its kevent backend
-# in the same kernel (libevent.sh), then check each patch on its own
+# in the same kernel (libevent.sh), then nginx on its kevent event module
+# (nginx.sh), then check each patch on its own
 # (check-patches.sh) and link it in other configurations
 # (check-configs.sh). The last line is "N passed, N failed", the sum of
 # them all (a clean patch, a linked kernel count as passed); the status
@@ -42,6 +43,11 @@ status=0
 # build libevent, about 3 a backend); poll and the small ring
 # (kevent-ring4) are left to tools/libevent.sh by hand.
 BACKENDS="kevent-count kevent-plain-count epoll-count" "$tools/libevent.sh" || status=1
+# A real server on kevent: nginx's kevent event module with its ring and
+# without, its fallbacks to epoll (no kevent) and to no ring (no locked
+# memory), and epoll, serving files to tools/nginx/http-check.c, which
+# checks every response, in one boot.
+"$tools/nginx.sh" || status=1
 # Each patch on its own: W=1 builds of what it touches, checkpatch.
 "$tools/check-patches.sh" || status=1
 # The whole series linked without networking, signalfd and SMP, and as a
@@ -49,7 +55,7 @@ BACKENDS="kevent-count kevent-plain-count epoll-count" "$tools/libevent.sh" || s
 "$tools/check-configs.sh" || status=1
 
 passed=0 failed=0
-for name in kunit kselftest own libkevent man libevent patches configs; do
+for name in kunit kselftest own libkevent man libevent nginx patches configs; do
 	p=0 f=1
 	if [ -f "$RESULTS/$name" ]; then
 		read -r p f <"$RESULTS/$name"

@@ -14,13 +14,25 @@
 #                    warn and serve on kevent without one
 #   epoll            "use epoll", for comparison
 #
-# Each with one worker and with two. Files of 0 B, 1 KiB, 100 KiB and
-# 10 MiB, with sendfile on and off, each fetched several times, one at a
-# time and ten at once (busybox wget: a connection a request), compared
-# with the file; error.log must name the method and hold no alert.
+# With one worker and with two, sendfile on and off (the fallbacks: two
+# workers, sendfile on): files of 0 B,
+# 1 KiB, 100 KiB and 10 MiB asked for by tools/nginx/http-check.c on
+# keep-alive connections and on connections closed after one request,
+# pipelined, on 1000 connections open at once (100 after a method's
+# first configuration), by a client that resets
+# the connection mid-response and by a slow reader; every response's
+# status, length and body checked against the file. error.log must name
+# the method and hold no alert.
+#
+# With two workers, the wakeups of the workers per accepted connection
+# are counted (their voluntary context switches over 200 connections made
+# one after the other): with the listening socket registered exclusively
+# (EPOLLEXCLUSIVE, KEVENT_REQ_EXCLUSIVE) one worker wakes for each.
 #
 # The host reads these lines of the console log:
-#   nginx-check: METHOD: ok|FAILED: WHAT
+#   nginx-check: METHOD: FAILED: WHAT
+#   http-check: SCENARIO: ok|FAILED: request N (GET /FILE): WHY
+#   nginx-wakeups: METHOD: workers 2: N connections, W wakeups a connection (...)
 #   nginx: METHOD: method M: N passed, N failed
 #   nginx-guest: done
 /bin/busybox --install -s /bin
@@ -44,7 +56,6 @@ mkdir -p "$WWW"
 head -c 1024 /dev/urandom >"$WWW/1k"
 head -c 102400 /dev/urandom >"$WWW/100k"
 head -c 10485760 /dev/urandom >"$WWW/10m"
-FILES="empty 1k 100k 10m"
 
 # conf METHOD WORKERS SENDFILE: nginx.conf for the run.
 conf() {
@@ -55,16 +66,17 @@ conf() {
 	esac
 	cat <<EOF
 worker_processes $2;
+worker_rlimit_nofile 4096;
 master_process on;
 daemon on;
 user nobody nogroup;
 error_log $RUN/error.log notice;
 pid $RUN/nginx.pid;
-events { $use worker_connections 1024; }
+events { $use worker_connections 2048; }
 http {
 	access_log off;
 	sendfile $3;
-	keepalive_timeout 5s;
+	keepalive_timeout 60s;
 	client_body_temp_path $RUN/client_body;
 	proxy_temp_path $RUN/proxy;
 	fastcgi_temp_path $RUN/fastcgi;
@@ -104,23 +116,22 @@ fetch() {
 	done
 }
 
-# fetch_parallel FILE N: N requests at once.
-fetch_parallel() {
-	i=0 pids=
-	while [ $i -lt "$2" ]; do
-		wget -q -O "$RUN/par.$1.$i" "http://127.0.0.1:$PORT/$1" &
-		pids="$pids $!"
-		i=$((i + 1))
-	done
-	ok=1
-	for p in $pids; do wait "$p" || ok=0; done
-	i=0
-	while [ $i -lt "$2" ]; do
-		cmp -s "$RUN/par.$1.$i" "$WWW/$1" || ok=0
-		rm -f "$RUN/par.$1.$i"
-		i=$((i + 1))
-	done
-	[ $ok = 1 ]
+# http_check CONNS: tools/nginx/http-check.c's scenarios, each a check,
+# CONNS connections open at once.
+http_check() {
+	/opt/nginx/bin/http-check $PORT "$WWW" "$1" 10m empty 1k 100k >"$RUN/http-check.out"
+	while read -r line; do
+		case $line in
+		"http-check: "*": ok "*)
+			pass=$((pass + 1))
+			echo "nginx-time: $method: $what: ${line#http-check: }" ;;
+		"http-check: "*": FAILED: "*)
+			fail=$((fail + 1))
+			echo "nginx-check: $method: $what: ${line#http-check: }" ;;
+		esac
+	done <"$RUN/http-check.out"
+	grep -q '^http-check: [0-9]* passed, [0-9]* failed$' "$RUN/http-check.out" ||
+		check "$what: http-check finished" false
 }
 
 # start: nginx with $RUN/nginx.conf; for kevent-fallback without /proc,
@@ -149,6 +160,29 @@ stop() {
 	done
 }
 
+# The voluntary context switches of the workers (the children of the
+# master), one line "PID COUNT" each.
+worker_switches() {
+	master=$(cat "$RUN/nginx.pid")
+	for st in /proc/[0-9]*/stat; do
+		read -r pid _ _ ppid _ <"$st" 2>/dev/null || continue
+		[ "$ppid" = "$master" ] || continue
+		echo "$pid $(sed -n 's/^voluntary_ctxt_switches:[^0-9]*//p' "/proc/$pid/status")"
+	done
+}
+
+# wakeups N: N connections one after the other (a request each, for the
+# empty file); how often the workers slept and woke per connection.
+wakeups() {
+	worker_switches >"$RUN/sw.before"
+	fetch empty "$1" || return 1
+	worker_switches >"$RUN/sw.after"
+	awk -v n="$1" 'NR == FNR { b[$1] = $2; next }
+		{ d = $2 - b[$1]; t += d; each = each " " d }
+		END { printf "%d connections, %.2f wakeups a connection (each worker:%s)\n", n, t / n, each }' \
+		"$RUN/sw.before" "$RUN/sw.after"
+}
+
 # The event method error.log names, and what it must name.
 used_method() {
 	sed -n 's/.*using the "\([a-z]*\)" event method.*/\1/p' "$RUN/error.log" | tail -n 1
@@ -161,41 +195,50 @@ want_method() {
 	esac
 }
 
+# The configurations a method runs in, "WORKERS:SENDFILE" each: all four
+# for the serving methods, one for the fallbacks, whose serving is
+# epoll's and kevent-plain's.
+configs() {
+	case $1 in
+	kevent-fallback | kevent-nomemlock) echo 2:on ;;
+	*) echo 1:on 1:off 2:on 2:off ;;
+	esac
+}
+
 for method in "$@"; do
-	pass=0 fail=0 t0=$(date +%s)
-	for workers in 1 2; do
-		for sendfile in on off; do
-			rm -f "$RUN/error.log" "$RUN/stderr"
-			conf "$method" $workers $sendfile >"$RUN/nginx.conf"
-			what="workers $workers sendfile $sendfile"
-			if ! start; then
-				check "$what: nginx started" false
-				cat "$RUN/stderr" "$RUN/error.log" 2>/dev/null
-				continue
-			fi
-			for f in $FILES; do
-				n=10 par=10
-				[ "$f" = 10m ] && n=2 par=3
-				check "$what: $f, $n one at a time" fetch "$f" $n
-				check "$what: $f, $par at once" fetch_parallel "$f" $par
-			done
-			check "$what: stopped" stop
-			used=$(used_method)
-			check "$what: method $used, not $(want_method "$method")" \
-				[ "$used" = "$(want_method "$method")" ]
-			if [ "$method" = kevent-fallback ]; then
-				# before error.log is open: on stderr
-				check "$what: the fallback was logged" \
-					grep -q 'kevent is not available, using epoll' "$RUN/stderr"
-			fi
-			if [ "$method" = kevent-nomemlock ]; then
-				check "$what: the ring's refusal was logged" \
-					grep -q 'kevent ring of 512 slots refused, using kevent without a ring' "$RUN/error.log"
-			fi
-			if grep -E '\[(alert|crit|emerg|error)\]' "$RUN/error.log"; then
-				check "$what: error.log has no alert" false
-			fi
-		done
+	pass=0 fail=0 t0=$(date +%s) conns=1000
+	for config in $(configs "$method"); do
+		workers=${config%:*} sendfile=${config#*:}
+		rm -f "$RUN/error.log" "$RUN/stderr"
+		conf "$method" $workers $sendfile >"$RUN/nginx.conf"
+		what="workers $workers sendfile $sendfile"
+		if ! start; then
+			check "$what: nginx started" false
+			cat "$RUN/stderr" "$RUN/error.log" 2>/dev/null
+			continue
+		fi
+		http_check $conns
+		conns=100	# 1000 once a method: 10-30 s under TCG
+		if [ $workers = 2 ] && [ $sendfile = on ]; then
+			w=$(wakeups 200) || check "$what: 200 connections for the wakeups" false
+			echo "nginx-wakeups: $method: workers 2: $w"
+		fi
+		check "$what: stopped" stop
+		used=$(used_method)
+		check "$what: method $used, not $(want_method "$method")" \
+			[ "$used" = "$(want_method "$method")" ]
+		if [ "$method" = kevent-fallback ]; then
+			# before error.log is open: on stderr
+			check "$what: the fallback was logged" \
+				grep -q 'kevent is not available, using epoll' "$RUN/stderr"
+		fi
+		if [ "$method" = kevent-nomemlock ]; then
+			check "$what: the ring's refusal was logged" \
+				grep -q 'kevent ring of 512 slots refused, using kevent without a ring' "$RUN/error.log"
+		fi
+		if grep -E '\[(alert|crit|emerg|error)\]' "$RUN/error.log"; then
+			check "$what: error.log has no alert" false
+		fi
 	done
 	echo "nginx: $method: method $used: $pass passed, $fail failed ($(($(date +%s) - t0)) s)"
 done
