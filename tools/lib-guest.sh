@@ -43,6 +43,24 @@ apt_source() {
 	die "no source of $1 could be fetched"
 }
 
+# install_libkevent OUT PREFIX DESTDIR: libkevent built into OUT against
+# the series' UAPI headers ($HDR), installed under DESTDIR as the guest
+# has it under PREFIX: headers, libkevent.so, libkevent.a in OUT.
+install_libkevent() {
+	make -s -C "$ROOT/tools/lib/kevent" KHDR="$HDR" O="$1" \
+		PREFIX="$2" DESTDIR="$3" install >/dev/null
+}
+
+# kevent_inputs_sum FILE...: a checksum of the FILEs (a program's
+# patches), the series' UAPI header and libkevent's sources: a program
+# built against another struct ukevent or library would talk to the
+# kernel in the wrong layout, so it is built again when this changes.
+kevent_inputs_sum() {
+	cat "$@" "$HDR/linux/kevent.h" \
+		"$ROOT"/tools/lib/kevent/include/kevent/kevent.h \
+		"$ROOT"/tools/lib/kevent/src/* | sha256sum | cut -d' ' -f1
+}
+
 # The initramfs list: cpio_begin LIST ETCDIR, then the add_* helpers;
 # "$GEN_INIT_CPIO LIST" packs it. Directories are made as needed, each
 # path once.
@@ -115,6 +133,22 @@ guest_prepare() {
 		make -s -C "$TREE" ARCH=x86_64 O="$KDIR" headers
 	fi
 	command -v busybox >/dev/null || die "no busybox: install busybox-static"
+}
+
+# guest_log_ok LOG DONE: whether the console LOG is free of kernel splats
+# and holds a line starting with DONE, which the guest's init prints at
+# its end; what is wrong is said on stderr.
+guest_log_ok() {
+	local splats ok=0
+	if splats=$(find_splats "$1"); then
+		printf 'kernel splat in %s:\n%s\n' "$1" "$splats" >&2
+		ok=1
+	fi
+	if ! grep -aq "^$2" "$1"; then
+		echo "no \"$2\" in $1: the guest did not finish" >&2
+		ok=1
+	fi
+	return $ok
 }
 
 # guest_result LOG PREFIX: the last line of LOG that starts with PREFIX

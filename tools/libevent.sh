@@ -88,21 +88,11 @@ mc_conns=${MC_CONNS:-1,2,10,100,1000} mc_reps=${MC_REPS:-5}
 [ -f "$kernel" ] || die "no kernel $kernel; build it first (tools/kunit.sh)"
 [ $mode = regress ] && rm -f "$RESULTS/libevent"
 
-# libkevent, which the backend is written on, installed under $KEVROOT
-# as it is in the guest (/opt/libevent): headers, libkevent.so.
-build_libkevent() {
-	make -s -C "$ROOT/tools/lib/kevent" KHDR="$HDR" O="$LEV/libkevent" \
-		PREFIX=/opt/libevent DESTDIR="$KEVROOT" install >/dev/null
-}
-
 # Fetch, patch and build, again only when the patches, libkevent or the
-# series' UAPI header changed (a binary built against another struct
-# ukevent would talk to the kernel in the wrong layout).
+# series' UAPI header changed (kevent_inputs_sum).
 build_libevent() {
 	local stamp sum
-	sum=$(cat "${PATCHES[@]}" "$HDR/linux/kevent.h" \
-		"$ROOT"/tools/lib/kevent/include/kevent/kevent.h \
-		"$ROOT"/tools/lib/kevent/src/* | sha256sum | cut -d' ' -f1)
+	sum=$(kevent_inputs_sum "${PATCHES[@]}")
 	stamp=$LEV/stamp
 	if [ "$(cat "$stamp" 2>/dev/null)" = "$sum" ] && [ -x "$OBJ/test/.libs/regress" ]; then
 		return
@@ -171,7 +161,7 @@ make_initramfs() {
 		-Wl,-rpath-link,"$KEVROOT/opt/libevent/lib"
 	add_prog "$LEV/reopen" /opt/libevent/bin/reopen
 	# What the fd-number key means after close() and dup(), beside epoll,
-	# on libkevent (build_libkevent built libkevent.a there).
+	# on libkevent (install_libkevent built libkevent.a there).
 	gcc -static -O2 -Wall -Wextra -I"$LEV/libkevent/gen" \
 		-I"$ROOT/tools/lib/kevent/include" -o "$LEV/fdkey" \
 		"$ROOT/tools/libevent/fdkey.c" "$LEV/libkevent/libkevent.a"
@@ -203,7 +193,9 @@ make_initramfs() {
 }
 
 guest_prepare
-build_libkevent
+# libkevent, which the backend is written on, installed under $KEVROOT as
+# it is in the guest (/opt/libevent).
+install_libkevent "$LEV/libkevent" /opt/libevent "$KEVROOT"
 build_libevent
 [ $mode != regress ] && get_memcached
 make_initramfs
@@ -229,11 +221,7 @@ log "booting $kernel ($QEMU_MACHINE; console log: $log)"
 qemu_boot "$kernel" "$LEV/initramfs.cpio" "$cmdline" "$log" "${BOOT_TIMEOUT:-5400}" >&2 || true
 
 splat=0
-if splats=$(find_splats "$log"); then
-	splat=1
-	printf 'kernel splat in %s:\n%s\n' "$log" "$splats" >&2
-fi
-grep -aq '^libevent-guest: done' "$log" || { echo "libevent: the guest did not finish" >&2; splat=1; }
+guest_log_ok "$log" 'libevent-guest: done' || splat=1
 
 grep -aE '^kevent-(fdkey|ctlcount): ' "$log" || true
 # The method a kevent backend of init.sh must show.

@@ -40,20 +40,11 @@ log=$BUILD/nginx.log
 [ -f "$kernel" ] || die "no kernel $kernel; build it first (tools/kunit.sh)"
 rm -f "$RESULTS/nginx"
 
-# libkevent, which the module is written on, installed under $KEVROOT as
-# it is in the guest (/opt/nginx): headers, libkevent.so.
-build_libkevent() {
-	make -s -C "$ROOT/tools/lib/kevent" KHDR="$HDR" O="$NGX/libkevent" \
-		PREFIX=/opt/nginx DESTDIR="$KEVROOT" install >/dev/null
-}
-
 # Fetch, patch and build, again only when the patches, libkevent or the
-# series' UAPI header changed.
+# series' UAPI header changed (kevent_inputs_sum).
 build_nginx() {
 	local sum p k=$KEVROOT/opt/nginx
-	sum=$(cat "${PATCHES[@]}" "$HDR/linux/kevent.h" \
-		"$ROOT"/tools/lib/kevent/include/kevent/kevent.h \
-		"$ROOT"/tools/lib/kevent/src/* | sha256sum | cut -d' ' -f1)
+	sum=$(kevent_inputs_sum "${PATCHES[@]}")
 	if [ "$(cat "$NGX/stamp" 2>/dev/null)" = "$sum" ] && [ -x "$OBJ/nginx" ]; then
 		return
 	fi
@@ -104,7 +95,9 @@ make_initramfs() {
 }
 
 guest_prepare
-build_libkevent
+# libkevent, which the module is written on, installed under $KEVROOT as
+# it is in the guest (/opt/nginx).
+install_libkevent "$NGX/libkevent" /opt/nginx "$KEVROOT"
 build_nginx
 make_initramfs
 
@@ -114,11 +107,7 @@ qemu_boot "$kernel" "$NGX/initramfs.cpio" \
 	"${BOOT_TIMEOUT:-1800}" >/dev/null || true
 
 passed=0 failed=0
-if splats=$(find_splats "$log"); then
-	printf 'kernel splat in %s:\n%s\n' "$log" "$splats" >&2
-	failed=1
-fi
-grep -aq '^nginx-guest: done' "$log" || { echo "nginx: the guest did not finish" >&2; failed=$((failed + 1)); }
+guest_log_ok "$log" 'nginx-guest: done' || failed=1
 grep -a '^nginx-check: ' "$log" >&2 || true
 grep -a '^nginx-wakeups: ' "$log" || true
 grep -a '^nginx-time: ' "$log" >"$NGX/times.txt" || true

@@ -117,14 +117,20 @@ static int send_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
+/* The request for @f into @buf, of @size bytes: its length. */
+static int request_text(char *buf, size_t size, const struct file *f,
+			int keepalive)
+{
+	return snprintf(buf, size,
+			"GET /%s HTTP/1.1\r\nHost: localhost\r\nConnection: %s\r\n\r\n",
+			f->name, keepalive ? "keep-alive" : "close");
+}
+
 static int request(int fd, const struct file *f, int keepalive)
 {
 	char req[256];
 
-	snprintf(req, sizeof(req),
-		 "GET /%s HTTP/1.1\r\nHost: localhost\r\nConnection: %s\r\n\r\n",
-		 f->name, keepalive ? "keep-alive" : "close");
-	return send_all(fd, req, strlen(req));
+	return send_all(fd, req, request_text(req, sizeof(req), f, keepalive));
 }
 
 /*
@@ -211,6 +217,37 @@ static int response(struct conn *c, const struct file *f)
 	return 0;
 }
 
+/* A connection with its reader, or NULL (why says what failed). */
+static struct conn *conn_open(int rcvbuf)
+{
+	struct conn *c = calloc(1, sizeof(*c));
+
+	if (!c) {
+		fail("out of memory");
+		return NULL;
+	}
+	c->fd = connect_to(rcvbuf);
+	if (c->fd < 0) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+static void conn_close(struct conn *c)
+{
+	if (!c)
+		return;
+	close(c->fd);
+	free(c);
+}
+
+/* One request for @f on @c, and its response checked. */
+static int get(struct conn *c, const struct file *f, int keepalive)
+{
+	return request(c->fd, f, keepalive) || response(c, f);
+}
+
 static int failures, passes;
 static struct timespec started;	/* of the scenario under way */
 
@@ -243,71 +280,61 @@ static void report(const char *scenario, int req, const struct file *f,
 
 static void keepalive(void)
 {
-	struct conn *c = calloc(1, sizeof(*c));
-	int i, r = 0, req = 0;
+	struct conn *c = conn_open(0);
+	int i, r, req = 0;
 
-	c->fd = connect_to(0);
-	if (c->fd < 0)
+	if (!c)
 		return report("keepalive", 0, NULL, -1);
 	for (r = 0; r < 3; r++)
 		for (i = 0; i < nfiles; i++, req++)
-			if (request(c->fd, &files[i], 1) ||
-			    response(c, &files[i])) {
+			if (get(c, &files[i], 1)) {
 				report("keepalive", req, &files[i], -1);
 				goto out;
 			}
 	report("keepalive", req, NULL, 0);
 out:
-	close(c->fd);
-	free(c);
+	conn_close(c);
 }
 
 static void each_closed(void)
 {
-	struct conn *c = calloc(1, sizeof(*c));
+	struct conn *c;
 	int i;
 
 	for (i = 0; i < nfiles; i++) {
-		c->have = c->off = 0;
-		c->fd = connect_to(0);
-		if (c->fd < 0 || request(c->fd, &files[i], 0) ||
-		    response(c, &files[i])) {
-			report("close", i, &files[i], -1);
-			goto out;
-		}
+		c = conn_open(0);
+		if (!c || get(c, &files[i], 0))
+			goto failed;
 		/* nginx closes after the response */
 		if (c->off != c->have || read(c->fd, c->buf, 1) != 0) {
 			fail("more after the response, or no close");
-			report("close", i, &files[i], -1);
-			goto out;
+			goto failed;
 		}
-		close(c->fd);
-		c->fd = -1;
+		conn_close(c);
 	}
-	report("close", i, NULL, 0);
-out:
-	if (c->fd >= 0)
-		close(c->fd);
-	free(c);
+	return report("close", i, NULL, 0);
+failed:
+	report("close", i, &files[i], -1);
+	conn_close(c);
 }
 
 static void pipelined(void)
 {
-	struct conn *c = calloc(1, sizeof(*c));
+	struct conn *c = conn_open(0);
 	char reqs[4096];
 	size_t len = 0;
 	int i, f;
 
-	/* the small files, in turn */
-	for (i = 0; i < 10; i++) {
-		f = 1 + i % (nfiles - 1);
-		len += snprintf(reqs + len, sizeof(reqs) - len,
-				"GET /%s HTTP/1.1\r\nHost: localhost\r\n\r\n",
-				files[f].name);
-	}
-	c->fd = connect_to(0);
-	if (c->fd < 0 || send_all(c->fd, reqs, len))
+	if (!c)
 		return report("pipelined", 0, NULL, -1);
+	/* the small files, in turn */
+	for (i = 0; i < 10; i++)
+		len += request_text(reqs + len, sizeof(reqs) - len,
+				    &files[1 + i % (nfiles - 1)], 1);
+	if (send_all(c->fd, reqs, len)) {
+		report("pipelined", 0, NULL, -1);
+		goto out;
+	}
 	for (i = 0; i < 10; i++) {
 		f = 1 + i % (nfiles - 1);
 		if (response(c, &files[f])) {
@@ -317,19 +344,18 @@ static void pipelined(void)
 	}
 	report("pipelined", i, NULL, 0);
 out:
-	close(c->fd);
-	free(c);
+	conn_close(c);
 }
 
 static void concurrent(int nconns)
 {
-	struct conn *c = calloc(nconns, sizeof(*c));
+	struct conn **c = calloc(nconns, sizeof(*c));
 	const struct file *f = &files[nfiles > 2 ? 2 : 1];
-	int i, round, opened = 0;
+	int i, round;
 
-	for (i = 0; i < nconns; i++, opened++) {
-		c[i].fd = connect_to(0);
-		if (c[i].fd < 0) {
+	for (i = 0; i < nconns; i++) {
+		c[i] = conn_open(0);
+		if (!c[i]) {
 			report("concurrent", i, f, -1);
 			goto out;
 		}
@@ -337,32 +363,33 @@ static void concurrent(int nconns)
 	/* all open at once: each request while the others wait */
 	for (round = 0; round < 2; round++) {
 		for (i = 0; i < nconns; i++)
-			if (request(c[i].fd, f, 1)) {
+			if (request(c[i]->fd, f, 1)) {
 				report("concurrent", round * nconns + i, f, -1);
 				goto out;
 			}
 		for (i = 0; i < nconns; i++)
-			if (response(&c[i], f)) {
+			if (response(c[i], f)) {
 				report("concurrent", round * nconns + i, f, -1);
 				goto out;
 			}
 	}
 	report("concurrent", 2 * nconns, NULL, 0);
 out:
-	for (i = 0; i < opened; i++)
-		close(c[i].fd);
+	for (i = 0; i < nconns; i++)
+		conn_close(c[i]);
 	free(c);
 }
 
 static void aborted(void)
 {
-	struct conn *c = calloc(1, sizeof(*c));
 	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+	struct conn *c = conn_open(0);
 	size_t got = 0;
 
-	c->fd = connect_to(0);
-	if (c->fd < 0 || request(c->fd, &files[0], 1))
-		return report("abort", 0, &files[0], -1);
+	if (!c || request(c->fd, &files[0], 1)) {
+		report("abort", 0, &files[0], -1);
+		goto out;
+	}
 	while (got < 65536) {
 		if (fill(c)) {
 			report("abort", 0, &files[0], -1);
@@ -373,34 +400,29 @@ static void aborted(void)
 	}
 	/* a reset, not a close: nginx's next write fails */
 	setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
-	close(c->fd);
+	conn_close(c);
 	usleep(100000);
-	c->have = c->off = 0;
-	c->fd = connect_to(0);
-	if (c->fd < 0 || request(c->fd, &files[1], 1) ||
-	    response(c, &files[1])) {
+	c = conn_open(0);
+	if (!c || get(c, &files[1], 1)) {
 		report("abort", 1, &files[1], -1);
 		goto out;
 	}
 	report("abort", 2, NULL, 0);
 out:
-	close(c->fd);
-	free(c);
+	conn_close(c);
 }
 
 static void slow(void)
 {
-	struct conn *c = calloc(1, sizeof(*c));
+	struct conn *c = conn_open(16384);
 
-	c->pause_every = 65536;
-	c->fd = connect_to(16384);
-	if (c->fd < 0 || request(c->fd, &files[0], 1) ||
-	    response(c, &files[0]))
+	if (c)
+		c->pause_every = 65536;
+	if (!c || get(c, &files[0], 1))
 		report("slow", 0, &files[0], -1);
 	else
 		report("slow", 1, NULL, 0);
-	close(c->fd);
-	free(c);
+	conn_close(c);
 }
 
 int main(int argc, char **argv)
