@@ -254,7 +254,7 @@ if [ $mode = memcached-bench ]; then
 	done
 	grep -aE '^memcached-bench: rep ' "$log" |
 		awk -v shift="$ICOUNT" -v order="$backends" \
-			-f "$ROOT/tools/libevent/memcached-table.awk" |
+			-f "$ROOT/tools/bench/server-table.awk" |
 		tee "$BUILD/memcached-bench.txt"
 	[ $bad = 0 ]
 	exit

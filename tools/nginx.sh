@@ -7,26 +7,49 @@
 # tools/nginx/http-check.c asks for them in every way a server meets and
 # checks every response.
 #
-#   tools/nginx.sh      log in $BUILD/nginx.log, result "nginx"
+#   tools/nginx.sh          log in $BUILD/nginx.log, result "nginx"
+#   tools/nginx.sh --bench  the benchmark of tools/nginx/bench.sh: nginx
+#                           (one worker) on each method, loaded by wrk,
+#                           on the production kernel counting
+#                           instructions; log in $BUILD/nginx-bench.log,
+#                           table in $BUILD/nginx-bench.txt
 #
 # Environment: METHODS (default "kevent kevent-plain kevent-fallback
-# kevent-nomemlock epoll"; see tools/nginx/init.sh), KERNEL (a bzImage), UAPI (the UAPI
+# kevent-nomemlock epoll"; for --bench "kevent kevent-plain epoll"; see
+# tools/nginx/init.sh), KERNEL (a bzImage; for --bench default
+# $BUILD/production's, tools/build-kernel.sh production), UAPI (the UAPI
 # headers, default $KDIR/usr/include), BOOT_TIMEOUT (seconds, default
-# 1800), GEN_INIT_CPIO.
+# 1800), GEN_INIT_CPIO; for --bench BENCH_CONNS (default
+# 1,2,10,100,1000,10close,100close), BENCH_REPS (5), BENCH_TIME (3),
+# BENCH_WARMUP (1), ICOUNT (3: -icount shift=3,sleep=off, 8 ns an
+# instruction, so that the guest's clocks do not depend on the host),
+# BENCH_PROFILE (globs of kernel functions to profile, on the profiling
+# kernel, build/profile, which is then the default: its lines go to
+# $BUILD/nginx-profile.txt), BENCH_PROFILE_SELF (1: a function's own
+# time, its children's not included).
 #
 # It fails when a check of a method fails, when a method's summary is
-# missing, or when the kernel printed a splat. Everything is built under
+# missing, when a point of the benchmark was not measured or had errors,
+# or when the kernel printed a splat. Everything is built under
 # $BUILD/nginx.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-guest.sh"
 
-[ $# = 0 ] || die "usage: $0"
+mode=check
+case ${1:-} in
+"") ;;
+--bench) mode=bench ;;
+*) die "usage: $0 [--bench]" ;;
+esac
 
 # What this script needs beyond the kernel build's packages: Debian's
-# nginx source (apt-get source needs dpkg-dev), busybox for the guest.
-# nginx is configured without the modules that need PCRE or zlib.
+# nginx source (apt-get source needs dpkg-dev), busybox for the guest;
+# for the benchmark wrk's libraries (its own package and LuaJIT's are
+# unpacked, not installed). nginx is configured without the modules that
+# need PCRE or zlib.
 apt_install dpkg-dev patch busybox-static >&2
+[ $mode = bench ] && apt_install libssl3 >&2
 
 NGX=$BUILD/nginx
 SRC=$NGX/src		# Debian's source, patched
@@ -34,11 +57,21 @@ OBJ=$NGX/obj		# the build
 KEVROOT=$NGX/libkevent-root	# libkevent, installed as in the guest
 HDR=${UAPI:-$KDIR/usr/include}	# the series' UAPI headers
 PATCHES=("$ROOT"/tools/nginx/*.patch)
-methods=${METHODS:-kevent kevent-plain kevent-fallback kevent-nomemlock epoll}
-kernel=${KERNEL:-$BZIMAGE}
-log=$BUILD/nginx.log
-[ -f "$kernel" ] || die "no kernel $kernel; build it first (tools/kunit.sh)"
-rm -f "$RESULTS/nginx"
+WRKROOT=$NGX/wrk		# Debian's wrk and LuaJIT, unpacked
+if [ $mode = bench ]; then
+	methods=${METHODS:-kevent kevent-plain epoll}
+	kind=production
+	[ -n "${BENCH_PROFILE:-}" ] && kind=profile
+	kernel=${KERNEL:-$BUILD/$kind/arch/x86/boot/bzImage}
+	log=$BUILD/nginx-bench.log
+	[ -f "$kernel" ] || die "no kernel $kernel; build it first (tools/build-kernel.sh $kind)"
+else
+	methods=${METHODS:-kevent kevent-plain kevent-fallback kevent-nomemlock epoll}
+	kernel=${KERNEL:-$BZIMAGE}
+	log=$BUILD/nginx.log
+	[ -f "$kernel" ] || die "no kernel $kernel; build it first (tools/kunit.sh)"
+	rm -f "$RESULTS/nginx"
+fi
 
 # Fetch, patch and build, again only when the patches, libkevent or the
 # series' UAPI header changed (kevent_inputs_sum).
@@ -72,12 +105,28 @@ build_nginx() {
 	echo "$sum" >"$NGX/stamp"
 }
 
+# wrk 4.1.0 and the LuaJIT it links, Debian's packages unpacked in
+# $WRKROOT (downloaded once).
+LIBDIR=/usr/lib/x86_64-linux-gnu
+get_wrk() {
+	local d
+	[ -x "$WRKROOT/usr/bin/wrk" ] && return
+	rm -rf "$WRKROOT"
+	mkdir -p "$WRKROOT/debs"
+	log "downloading Debian's wrk"
+	(cd "$WRKROOT/debs" && apt-get download wrk libluajit-5.1-2) >&2
+	for d in "$WRKROOT"/debs/*.deb; do
+		dpkg-deb -x "$d" "$WRKROOT"
+	done
+}
+
 # The initramfs: busybox, nginx and the libraries it loads (libkevent in
-# /opt/nginx/lib), small /etc files.
+# /opt/nginx/lib), small /etc files; for the benchmark wrk (LuaJIT where
+# Debian has it), the counting shim and server-stat.
 # shellcheck disable=SC2034 # read by add_prog (lib-guest.sh)
-GUEST_LD_PATH=$KEVROOT/opt/nginx/lib
+GUEST_LD_PATH=$KEVROOT/opt/nginx/lib:$WRKROOT$LIBDIR
 # shellcheck disable=SC2034
-GUEST_OWN_LIBS=$KEVROOT
+GUEST_OWN_LIBS="$KEVROOT $WRKROOT"
 make_initramfs() {
 	cpio_begin "$NGX/initramfs.list" "$NGX/etc"
 	busybox_skeleton "$ROOT/tools/nginx/init.sh"
@@ -91,6 +140,18 @@ make_initramfs() {
 	add_etc passwd $'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false'
 	add_etc group $'root:x:0:\nnogroup:x:65534:'
 	add_etc nsswitch.conf $'passwd: files\ngroup: files\nhosts: files'
+	if [ $mode = bench ]; then
+		add_prog "$WRKROOT/usr/bin/wrk" /opt/nginx/bin/wrk
+		add_file "$(readlink -f "$WRKROOT$LIBDIR/libluajit-5.1.so.2")" \
+			"$LIBDIR/libluajit-5.1.so.2" 0644
+		gcc -shared -fPIC -O2 -Wall -Wextra -isystem "$HDR" \
+			-o "$NGX/ctlcount.so" "$ROOT/tools/libevent/ctlcount.c"
+		add_file "$NGX/ctlcount.so" /opt/nginx/lib/ctlcount.so 0644
+		gcc -static -O2 -Wall -Wextra -o "$NGX/server-stat" \
+			"$ROOT/tools/nginx/server-stat.c"
+		add_file "$NGX/server-stat" /opt/nginx/bin/server-stat
+		add_file "$ROOT/tools/nginx/bench.sh" /opt/nginx/bin/bench.sh 0644
+	fi
 	cpio_pack "$NGX/initramfs.cpio"
 }
 
@@ -99,12 +160,55 @@ guest_prepare
 # it is in the guest (/opt/nginx).
 install_libkevent "$NGX/libkevent" /opt/nginx "$KEVROOT"
 build_nginx
+[ $mode = bench ] && get_wrk
 make_initramfs
 
+cmdline="console=ttyS0 kunit.enable=0 panic=-1"
+if [ $mode = bench ]; then
+	conns=${BENCH_CONNS:-1,2,10,100,1000,10close,100close} reps=${BENCH_REPS:-5}
+	cmdline+=" bench_conns=$conns bench_reps=$reps"
+	cmdline+=" bench_time=${BENCH_TIME:-3} bench_warmup=${BENCH_WARMUP:-1}"
+	if [ -n "${BENCH_PROFILE:-}" ]; then
+		cmdline+=" bench_profile=${BENCH_PROFILE// /,}"
+		cmdline+=" bench_profile_self=${BENCH_PROFILE_SELF:-0}"
+	fi
+	cmdline+=" -- bench $methods"
+	ICOUNT=${ICOUNT:-3}
+	export QEMU_ICOUNT=$ICOUNT
+	QEMU_MACHINE+=", -icount shift=$ICOUNT,sleep=off"
+else
+	cmdline+=" -- $methods"
+fi
 log "booting $kernel ($QEMU_MACHINE; console log: $log)"
-qemu_boot "$kernel" "$NGX/initramfs.cpio" \
-	"console=ttyS0 kunit.enable=0 panic=-1 -- $methods" "$log" \
+qemu_boot "$kernel" "$NGX/initramfs.cpio" "$cmdline" "$log" \
 	"${BOOT_TIMEOUT:-1800}" >/dev/null || true
+
+# The benchmark: every point of every method measured without errors,
+# on the method named; the table of medians.
+if [ $mode = bench ]; then
+	bad=0
+	guest_log_ok "$log" 'nginx-guest: done' || bad=1
+	grep -aE '^nginx-bench: .*: failed' "$log" >&2 && bad=1
+	want=$(( $(echo "$conns" | tr , '\n' | wc -l) * reps ))
+	for m in $methods; do
+		n=$(grep -acE "^nginx-bench: rep [0-9]+ backend $m method " "$log" || true)
+		if [ "$n" != "$want" ]; then
+			echo "nginx-bench: $m: $n of $want points measured" >&2
+			bad=1
+		fi
+	done
+	if grep -aE '^nginx-bench: rep .* errors [1-9]' "$log" >&2; then
+		echo "nginx-bench: wrk saw errors at the points above" >&2
+		bad=1
+	fi
+	grep -aE '^nginx-profile: ' "$log" >"$BUILD/nginx-profile.txt" || true
+	grep -aE '^nginx-bench: rep ' "$log" |
+		awk -v shift="$ICOUNT" -v order="$methods" \
+			-f "$ROOT/tools/bench/server-table.awk" |
+		tee "$BUILD/nginx-bench.txt"
+	[ $bad = 0 ]
+	exit
+fi
 
 passed=0 failed=0
 guest_log_ok "$log" 'nginx-guest: done' || failed=1

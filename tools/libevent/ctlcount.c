@@ -11,7 +11,8 @@
  * makes between two waits (kevent_get_events(), epoll_wait()), and every
  * process counts the socket and file calls a server makes per request
  * (read, write, sendmsg, accept4, close, ...: "io"), those it makes
- * through the C library's functions, so that a request's system calls
+ * through the C library's functions (nginx's too: recv, send, sendfile,
+ * open, fstat, ioctl, shutdown), so that a request's system calls
  * are all counted but for futex() and the C library's own. At exit
  * the process appends one line to the file named by $KEVENT_CTLCOUNT, of
  * names and numbers (ctl0 ... ctl3: waits preceded by 0, 1, 2, 3 or more
@@ -25,9 +26,12 @@
  * naming a file, the counters live in a shared mapping of it (ctlcount.h
  * gives the layout), which a load generator reads before and after the
  * interval it measures. A child made by fork() starts from zero, in
- * memory of its own. Run by tools/libevent/init.sh for the "-count"
- * backends and for every server of the memcached benchmark, whatever its
- * backend, so that each pays the same for being counted.
+ * memory of its own, unless $KEVENT_CTLCOUNT_INHERIT is set: then the
+ * children count into their parent's counters (nginx's workers into the
+ * mapping the master made). Run by tools/libevent/init.sh for the "-count"
+ * backends and for every server of the memcached benchmark, and by
+ * tools/nginx/init.sh for every nginx of its benchmark, whatever the
+ * event method, so that each pays the same for being counted.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -41,6 +45,7 @@
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/syscall.h>
@@ -162,6 +167,34 @@ COUNTED(int, getpeername, (int fd, struct sockaddr *sa, socklen_t *len), (fd, sa
 COUNTED(int, setsockopt, (int fd, int level, int opt, const void *val, socklen_t len),
 	(fd, level, opt, val, len))
 COUNTED(int, poll, (struct pollfd *fds, nfds_t n, int timeout), (fds, n, timeout))
+COUNTED(ssize_t, recv, (int fd, void *buf, size_t n, int flags), (fd, buf, n, flags))
+COUNTED(ssize_t, send, (int fd, const void *buf, size_t n, int flags), (fd, buf, n, flags))
+COUNTED(ssize_t, sendfile64, (int out, int in, off_t *off, size_t n), (out, in, off, n))
+COUNTED(ssize_t, sendfile, (int out, int in, off_t *off, size_t n), (out, in, off, n))
+COUNTED(int, fstat64, (int fd, struct stat64 *st), (fd, st))
+COUNTED(int, fstat, (int fd, struct stat *st), (fd, st))
+COUNTED(int, shutdown, (int fd, int how), (fd, how))
+
+/* The calls whose last argument is optional: it is passed on as found. */
+#define COUNTED_VA(name, type, first)					\
+int name(first, int a, ...)						\
+{									\
+	static int (*real)(first, int, type);				\
+	va_list ap;							\
+	type v;								\
+									\
+	va_start(ap, a);						\
+	v = va_arg(ap, type);						\
+	va_end(ap);							\
+	if (!real)							\
+		real = (int (*)(first, int, type))dlsym(RTLD_NEXT, #name); \
+	count(CC_IO, 1);						\
+	return real(p0, a, v);						\
+}
+
+COUNTED_VA(open64, unsigned int, const char *p0)
+COUNTED_VA(open, unsigned int, const char *p0)
+COUNTED_VA(fcntl64, long, int p0)
 
 static void reset(void)
 {
@@ -176,7 +209,8 @@ __attribute__((constructor)) static void init(void)
 	void *map;
 	int fd;
 
-	pthread_atfork(NULL, NULL, reset);
+	if (!getenv("KEVENT_CTLCOUNT_INHERIT"))
+		pthread_atfork(NULL, NULL, reset);
 	if (!path)
 		return;
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);

@@ -34,6 +34,7 @@
 #   http-check: SCENARIO: ok|FAILED: request N (GET /FILE): WHY
 #   nginx-wakeups: METHOD: workers 2: N connections, W wakeups a connection (...)
 #   nginx: METHOD: method M: N passed, N failed
+#   nginx-bench: ...      (with "bench" first: tools/nginx/bench.sh)
 #   nginx-guest: done
 /bin/busybox --install -s /bin
 export PATH=/bin:/usr/bin:/sbin:/usr/sbin
@@ -204,6 +205,15 @@ configs() {
 	*) echo 1:on 1:off 2:on 2:off ;;
 	esac
 }
+
+# "bench METHOD...": tools/nginx/bench.sh's benchmark instead of the
+# checks.
+if [ "${1:-}" = bench ]; then
+	shift
+	. /opt/nginx/bin/bench.sh
+	run_bench "$@"
+	set --
+fi
 
 for method in "$@"; do
 	pass=0 fail=0 t0=$(date +%s) conns=1000

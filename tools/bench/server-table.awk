@@ -1,14 +1,20 @@
-# The table of tools/libevent.sh --memcached-bench, from the guest's
-# "memcached-bench: rep R backend B method M: conns N requests N ..."
-# lines (tools/libevent/init.sh, memcached-load.c). Per number of
-# connections and backend, over the repetitions: the median and the range
-# of requests/s, of the server's instructions per request (its CPU time
+# The table of a server benchmark, tools/libevent.sh --memcached-bench and
+# tools/nginx.sh --bench, from the guest's lines
+#
+#   memcached-bench: rep R backend B method M: conns N requests N ...
+#   nginx-bench: rep R backend B method M: conns N requests N ...
+#
+# (tools/libevent/init.sh with memcached-load.c; tools/nginx/init.sh with
+# wrk and server-stat.c). Per point ("conns": a number of connections, or
+# a name such as 10close) and backend, over the repetitions: the median
+# and the range of requests/s, of the server's instructions per request (its CPU time
 # over 2^shift ns, QEMU's -icount shift), system calls per request (all
 # the server made, then those of the event loop: waits, ctl, submit,
 # kevent_wait), libevent dispatches per request, and the medians of p50 and
 # p99 latency; the ratios are to epoll's medians (> 1: better than epoll).
+# Without dispatches counted (nginx), disp/r is "-".
 #
-#   awk -v shift=3 -v order="kevent kevent-plain epoll" -f memcached-table.awk
+#   awk -v shift=3 -v order="kevent kevent-plain epoll" -f server-table.awk
 
 # The median of a[k, 1..n], and its range in lo, hi (globals).
 function median(a, k, n,    i, j, t, v) {
@@ -53,7 +59,7 @@ function median(a, k, n,    i, j, t, v) {
 
 END {
 	nb = split(order, bs, " ")
-	printf "%5s %-16s %18s %6s %18s %6s %6s %6s %7s %6s %6s %7s %7s\n", "conns",
+	printf "%7s %-16s %18s %6s %18s %6s %6s %6s %7s %6s %6s %7s %7s\n", "conns",
 		"backend", "requests/s", "x", "instr/request", "x", "user",
 		"kernel", "calls/r", "loop/r", "disp/r", "p50 us", "p99 us"
 	for (ci = 1; ci <= nc; ci++) {
@@ -72,12 +78,13 @@ END {
 			ip = median(ipr, k, n[k])
 			ii = sprintf("%.0f [%.0f-%.0f]", ip, lo, hi)
 			u = median(upr, k, n[k])
-			printf "%5s %-16s %18s %6s %18s %6s %6.0f %6.0f %7.2f %6.3f %6.3f %7.0f %7.0f\n",
+			d = median(disp, k, n[k])
+			printf "%7s %-16s %18s %6s %18s %6s %6.0f %6.0f %7.2f %6.3f %6s %7.0f %7.0f\n",
 				c, bs[bi] " (" n[k] ")", rr,
 				n[ke] ? sprintf("%.3f", r / erps) : "-", ii,
 				n[ke] ? sprintf("%.3f", eipr / ip) : "-",
 				u, ip - u, median(sys, k, n[k]), median(loop, k, n[k]),
-				median(disp, k, n[k]), median(p50, k, n[k]),
+				d ? sprintf("%.3f", d) : "-", median(p50, k, n[k]),
 				median(p99, k, n[k])
 		}
 	}
