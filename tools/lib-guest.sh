@@ -168,3 +168,31 @@ guest_result() {
 	read -r p f < <(echo "$GUEST_LINE" | sed 's/.*: \([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/')
 	passed=$((passed + p)) failed=$((failed + f))
 }
+
+# bench_verdict NAME LOG ORDER POINTS REPS: a server benchmark's result
+# from the guest's "NAME: rep R backend B method M: conns ..." lines in
+# LOG (tools/libevent.sh --memcached-bench, tools/nginx.sh --bench): no
+# point failed ("NAME: ...: failed"), and each backend of ORDER measured
+# at each of the POINTS (comma-separated) in each of REPS repetitions. The
+# table of medians (tools/bench/server-table.awk, instructions at 2^ICOUNT
+# ns) is printed and kept in $BUILD/NAME.txt. Status 1 if a point failed
+# or is missing.
+bench_verdict() {
+	local name=$1 log=$2 order=$3 want b n bad=0
+	if grep -aE "^$name: .*: failed" "$log" >&2; then
+		bad=1
+	fi
+	want=$(( $(echo "$4" | tr , '\n' | wc -l) * $5 ))
+	for b in $order; do
+		n=$(grep -acE "^$name: rep [0-9]+ backend $b method " "$log" || true)
+		if [ "$n" != "$want" ]; then
+			echo "$name: $b: $n of $want points measured" >&2
+			bad=1
+		fi
+	done
+	grep -aE "^$name: rep " "$log" |
+		awk -v shift="${ICOUNT:-}" -v order="$order" \
+			-f "$ROOT/tools/bench/server-table.awk" |
+		tee "$BUILD/$name.txt"
+	return $bad
+}

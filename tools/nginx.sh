@@ -188,24 +188,12 @@ qemu_boot "$kernel" "$NGX/initramfs.cpio" "$cmdline" "$log" \
 if [ $mode = bench ]; then
 	bad=0
 	guest_log_ok "$log" 'nginx-guest: done' || bad=1
-	grep -aE '^nginx-bench: .*: failed' "$log" >&2 && bad=1
-	want=$(( $(echo "$conns" | tr , '\n' | wc -l) * reps ))
-	for m in $methods; do
-		n=$(grep -acE "^nginx-bench: rep [0-9]+ backend $m method " "$log" || true)
-		if [ "$n" != "$want" ]; then
-			echo "nginx-bench: $m: $n of $want points measured" >&2
-			bad=1
-		fi
-	done
 	if grep -aE '^nginx-bench: rep .* errors [1-9]' "$log" >&2; then
 		echo "nginx-bench: wrk saw errors at the points above" >&2
 		bad=1
 	fi
 	grep -aE '^nginx-profile: ' "$log" >"$BUILD/nginx-profile.txt" || true
-	grep -aE '^nginx-bench: rep ' "$log" |
-		awk -v shift="$ICOUNT" -v order="$methods" \
-			-f "$ROOT/tools/bench/server-table.awk" |
-		tee "$BUILD/nginx-bench.txt"
+	bench_verdict nginx-bench "$log" "$methods" "$conns" "$reps" || bad=1
 	[ $bad = 0 ]
 	exit
 fi

@@ -12,7 +12,7 @@
  * process counts the socket and file calls a server makes per request
  * (read, write, sendmsg, accept4, close, ...: "io"), those it makes
  * through the C library's functions (nginx's too: recv, send, sendfile,
- * open, fstat, ioctl, shutdown), so that a request's system calls
+ * open, fstat, fcntl, shutdown), so that a request's system calls
  * are all counted but for futex() and the C library's own. At exit
  * the process appends one line to the file named by $KEVENT_CTLCOUNT, of
  * names and numbers (ctl0 ... ctl3: waits preceded by 0, 1, 2, 3 or more

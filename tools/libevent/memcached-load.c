@@ -55,6 +55,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include "ctlcount.h"
+#include "procstat.h"
 
 #define TRACEFS		"/sys/kernel/tracing"
 #define SET_EVERY	10		/* one request in ten is a set */
@@ -271,23 +272,10 @@ static unsigned long long server_ns(clockid_t clock)
 static void server_ticks(int pid, unsigned long long *user,
 			 unsigned long long *sys)
 {
-	char path[64], buf[1024], *p;
-	ssize_t n;
-	int fd;
+	int ppid;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY);
-	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		die("%s: %s", path, strerror(errno));
-	buf[n] = 0;
-	/* After "(comm) ": state is field 3, utime 14, stime 15. */
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-			 user, sys) != 2)
-		die("%s: cannot read utime and stime", path);
+	if (proc_stat_read(pid, &ppid, user, sys))
+		die("/proc/%d/stat: cannot read utime and stime", pid);
 }
 
 static void profile_enable(const char *on)

@@ -123,7 +123,8 @@ bench_point() {
 		*" errors 0") ;;
 		*) echo "$tag conns $3: wrk: $(grep -E 'Socket errors|Non-2xx' "$RUN/wrk.out" | tr -s ' ')" ;;
 		esac
-		[ -n "${bench_profile:-}" ] && profile_print "$tag conns $3:" "$wrk"
+		[ -n "${bench_profile:-}" ] &&
+			profile_print "rep $1 backend $2 conns $3:" "${wrk#requests }"
 	fi
 }
 
@@ -142,14 +143,15 @@ profile_setup() {
 	echo 0 >$TRACEFS/function_profile_enabled
 }
 
-# profile_print PREFIX WRK_FIELDS: the profiler's counts per request.
+# profile_print POINT REQUESTS: the profiler's counts per request, each
+# line "nginx-profile: POINT cpuN ..." (REQUESTS: a number first).
 profile_print() {
 	for f in $TRACEFS/trace_stat/function*; do
-		awk -v cpu="${f##*function}" -v pre="$1" -v req="${2#requests }" '
+		awk -v cpu="${f##*function}" -v point="$1" -v req="$2" '
 		BEGIN { req += 0 }
 		$4 == "us" && req > 0 {
 			printf "nginx-profile: %s cpu%s %s %.3f %.0f\n",
-				substr(pre, 14), cpu, $1, $2 / req, $3 * 1000 / req
+				point, cpu, $1, $2 / req, $3 * 1000 / req
 		}' "$f"
 	done
 }

@@ -27,34 +27,12 @@
 #include <time.h>
 #include <unistd.h>
 #include "../libevent/ctlcount.h"
+#include "../libevent/procstat.h"
 
 static void die(const char *what, const char *why)
 {
 	fprintf(stderr, "server-stat: %s: %s\n", what, why);
 	exit(1);
-}
-
-/* The parent, utime and stime of PID from /proc/PID/stat; 0 if it is gone. */
-static int proc_stat(const char *pid, int *ppid, unsigned long long *user,
-		     unsigned long long *sys)
-{
-	char path[300], buf[1024], *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%s/stat", pid);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	/* After "(comm) ": state is field 3, ppid 4, utime 14, stime 15. */
-	p = strrchr(buf, ')');
-	return p && sscanf(p + 2, "%*c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-			   ppid, user, sys) == 3;
 }
 
 int main(int argc, char **argv)
@@ -76,7 +54,8 @@ int main(int argc, char **argv)
 		die("/proc", strerror(errno));
 	while ((d = readdir(dir))) {
 		if (d->d_name[0] < '1' || d->d_name[0] > '9' ||
-		    !proc_stat(d->d_name, &ppid, &u, &s) || ppid != master)
+		    proc_stat_read(atoi(d->d_name), &ppid, &u, &s) ||
+		    ppid != master)
 			continue;
 		if (clock_getcpuclockid(atoi(d->d_name), &clock) ||
 		    clock_gettime(clock, &ts))
